@@ -1,0 +1,252 @@
+//! The CUDA compiler libraries: NVRTC, nvJitLink and nvFatbin.
+//!
+//! This is ltokit's FFI layer. Each library gets a small module with three layers, as in
+//! cudarc: a table of raw function pointers resolved from the library, checked calls that
+//! turn result codes into [`Error`]s, and a safe API (`compile`, `link`, `build`) that
+//! owns every handle and destroys it on every path.
+//!
+//! Libraries are found by [`discovery`] and opened **by absolute path**. Nothing here
+//! needs a GPU or libcuda. Each library is opened at most once per process; the handles
+//! are shared.
+
+pub mod discovery;
+pub mod nvfatbin;
+pub mod nvjitlink;
+pub mod nvrtc;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+pub use discovery::Origin;
+
+/// A library version `major.minor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct Version {
+    /// Major version (13 for CUDA 13.x).
+    pub major: u32,
+    /// Minor version.
+    pub minor: u32,
+}
+
+impl Version {
+    /// Makes a version.
+    pub const fn new(major: u32, minor: u32) -> Self {
+        Version { major, minor }
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The CUDA major version ltokit is built for.
+pub const CUDA_MAJOR: u32 = 13;
+
+/// Static description of one library to look for.
+#[derive(Debug, Clone, Copy)]
+pub struct LibrarySpec {
+    /// Human name ("NVRTC").
+    pub name: &'static str,
+    /// File name looked for in each directory and given to the system loader.
+    pub soname: &'static str,
+}
+
+/// A library that was found and opened.
+#[derive(Debug)]
+pub struct OpenedLibrary {
+    /// The loaded library; dropping it unloads the code its function pointers point to,
+    /// so it is kept alive as long as they are.
+    pub(crate) library: libloading::Library,
+    /// Absolute path it was loaded from (for system-loader hits, as the loader resolved it).
+    pub path: PathBuf,
+    /// The search step that found it.
+    pub origin: Origin,
+}
+
+/// Finds `spec` in the search order and opens it by absolute path.
+pub(crate) fn open_library(spec: &LibrarySpec) -> Result<OpenedLibrary> {
+    let mut searched = Vec::new();
+    for (dir, origin) in discovery::candidate_dirs() {
+        let path = dir.join(spec.soname);
+        if path.is_file() {
+            tracing::debug!(library = spec.name, path = %path.display(), %origin, "opening");
+            let library = load_by_path(&path)?;
+            return Ok(OpenedLibrary {
+                library,
+                path,
+                origin,
+            });
+        }
+        searched.push(path);
+    }
+    if std::env::var_os(discovery::ENV_LIB_DIR).is_none_or(|v| v.is_empty()) {
+        // SAFETY: loading a CUDA library runs its initialisers, which have no
+        // preconditions; the soname is a constant naming an NVIDIA library.
+        if let Ok(library) = unsafe { libloading::Library::new(spec.soname) } {
+            let path = discovery::loaded_path_of(spec.soname)
+                .unwrap_or_else(|| PathBuf::from(spec.soname));
+            return Ok(OpenedLibrary {
+                library,
+                path,
+                origin: Origin::SystemLoader,
+            });
+        }
+        searched.push(PathBuf::from(format!("{} (system loader: LD_LIBRARY_PATH, ld.so.cache)", spec.soname)));
+    }
+    Err(Error::LibraryNotFound {
+        library: spec.name,
+        soname: spec.soname,
+        searched,
+    })
+}
+
+/// Opens a shared library by absolute path.
+pub(crate) fn load_by_path(path: &Path) -> Result<libloading::Library> {
+    // SAFETY: the path names a CUDA library found by discovery; loading it runs only its
+    // own initialisers, which have no preconditions.
+    unsafe { libloading::Library::new(path) }.map_err(|source| Error::LibraryLoad {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Resolves one function of `opened` under the first of `names` that exists.
+///
+/// # Safety
+/// `T` must be the exact function-pointer type of the C function.
+pub(crate) unsafe fn resolve<T: Copy>(
+    opened: &OpenedLibrary,
+    library: &'static str,
+    symbol: &'static str,
+    names: &[String],
+) -> Result<T> {
+    for name in names {
+        // SAFETY: the caller guarantees T matches the symbol's C type.
+        if let Ok(sym) = unsafe { opened.library.get::<T>(name.as_bytes()) } {
+            return Ok(*sym);
+        }
+    }
+    Err(Error::SymbolMissing {
+        library,
+        path: opened.path.clone(),
+        symbol,
+        tried: names.to_vec(),
+    })
+}
+
+/// Reads a NUL-terminated C string returned by a library into an owned `String`.
+pub(crate) fn c_string(ptr: *const std::ffi::c_char) -> String {
+    if ptr.is_null() {
+        return String::from("(no description)");
+    }
+    // SAFETY: the libraries return pointers to static NUL-terminated strings.
+    unsafe { std::ffi::CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Turns a log buffer (with its trailing NUL) into a `String`.
+pub(crate) fn log_to_string(mut buf: Vec<u8>) -> String {
+    while buf.last() == Some(&0) {
+        buf.pop();
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Converts strings for a C `const char**` argument, rejecting interior NULs.
+pub(crate) fn c_strings(items: &[String]) -> Result<Vec<std::ffi::CString>> {
+    items
+        .iter()
+        .map(|s| {
+            std::ffi::CString::new(s.as_bytes()).map_err(|_| {
+                Error::InvalidArgument(format!("option {s:?} contains a NUL byte"))
+            })
+        })
+        .collect()
+}
+
+/// A once-per-process slot for a loaded library; failures are not cached, so a fix
+/// (e.g. installing the wheels) is picked up by the next attempt.
+pub(crate) struct Lazy<T>(Mutex<Option<Arc<T>>>);
+
+impl<T> Lazy<T> {
+    pub(crate) const fn new() -> Self {
+        Lazy(Mutex::new(None))
+    }
+
+    pub(crate) fn get_or_load(&self, load: impl FnOnce() -> Result<T>) -> Result<Arc<T>> {
+        let mut slot = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(loaded) = slot.as_ref() {
+            return Ok(Arc::clone(loaded));
+        }
+        let loaded = Arc::new(load()?);
+        *slot = Some(Arc::clone(&loaded));
+        Ok(loaded)
+    }
+}
+
+/// What `ltokit doctor` reports for one library.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LibraryReport {
+    /// Human name.
+    pub name: &'static str,
+    /// Whether it was found and loaded.
+    pub found: bool,
+    /// Where it was loaded from.
+    pub path: Option<PathBuf>,
+    /// Which search step found it.
+    pub origin: Option<Origin>,
+    /// The version it reports.
+    pub version: Option<Version>,
+    /// Extra facts (e.g. the preloaded builtins, the symbol flavour).
+    pub detail: Option<String>,
+    /// The error, when not found or not loadable.
+    pub error: Option<String>,
+}
+
+/// Loads every library and reports on each; never fails.
+pub fn report() -> Vec<LibraryReport> {
+    fn row<T>(
+        name: &'static str,
+        loaded: Result<Arc<T>>,
+        describe: impl Fn(&T) -> (PathBuf, Origin, Version, Option<String>),
+    ) -> LibraryReport {
+        match loaded {
+            Ok(lib) => {
+                let (path, origin, version, detail) = describe(&lib);
+                LibraryReport {
+                    name,
+                    found: true,
+                    path: Some(path),
+                    origin: Some(origin),
+                    version: Some(version),
+                    detail,
+                    error: None,
+                }
+            }
+            Err(e) => LibraryReport {
+                name,
+                found: false,
+                path: None,
+                origin: None,
+                version: None,
+                detail: None,
+                error: Some(e.to_string()),
+            },
+        }
+    }
+    vec![
+        row("NVRTC", nvrtc::Nvrtc::get(), |l| {
+            (l.path().to_owned(), l.origin(), l.version(), Some(format!("builtins: {}", l.builtins_path().display())))
+        }),
+        row("nvJitLink", nvjitlink::NvJitLink::get(), |l| {
+            (l.path().to_owned(), l.origin(), l.version(), Some(format!("symbols: {}", l.symbol_flavour())))
+        }),
+        row("nvFatbin", nvfatbin::NvFatbin::get(), |l| {
+            (l.path().to_owned(), l.origin(), l.version(), None)
+        }),
+    ]
+}
