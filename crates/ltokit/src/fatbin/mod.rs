@@ -11,7 +11,7 @@
 //!
 //! | container header (16 B) | `u32 magic 0xBA55ED50`, `u16 version 1`, `u16 header size`, `u64 entries size` |
 //! |---|---|
-//! | entry header (its own size, ≥ 64 B) | `u16 kind`, `u16 0x0101`, `u32 header size`, `u64 padded payload size`, `u32 compressed size`, `u32 options offset`, `u16 major`, `u16 minor`, `u32 arch`, `u32 id offset`, `u32 id length`, `u64 flags`, `u64 reserved`, `u64 uncompressed size` |
+//! | entry header (its own size, ≥ 64 B) | `u16 kind`, `u16 0x0101`, `u32 header size`, `u64 padded payload size`, `u32 compressed size`, `u32 options offset`, `u16 minor`, `u16 major`, `u32 arch`, `u32 id offset`, `u32 id length`, `u64 flags`, `u64 reserved`, `u64 uncompressed size` |
 //!
 //! The payload follows each entry header; the next entry follows the padded payload.
 

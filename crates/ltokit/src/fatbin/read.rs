@@ -171,7 +171,7 @@ fn parse_entry<'a>(bytes: &Bytes<'a>, at: usize, body_end: usize) -> Result<(Ent
         .ok_or_else(|| Error::fatbin(at + 8, format!("entry payload of {padded_size} bytes runs past the end of its container")))?;
     let compressed_size = bytes.u32(at + 0x10)? as usize;
     let options_offset = bytes.u32(at + 0x14)? as usize;
-    let payload_version = (bytes.u16(at + 0x18)?, bytes.u16(at + 0x1A)?);
+    let payload_version = (bytes.u16(at + 0x1A)?, bytes.u16(at + 0x18)?);
     let arch = bytes.u32(at + 0x1C)?;
     let id_offset = bytes.u32(at + 0x20)? as usize;
     let id_len = bytes.u32(at + 0x24)? as usize;

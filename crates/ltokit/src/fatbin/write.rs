@@ -1,7 +1,8 @@
 //! Building fatbin containers.
 //!
-//! The writer emits 64-byte entry headers (no identifier, no options string), the
-//! layout nvcc uses for cubins, for every kind. PTX and cubins can be ZSTD-compressed;
+//! The writer emits the header layouts nvFatbin emits: 64 bytes for cubins, 80 bytes for
+//! PTX and LTO-IR, whose headers must carry an options descriptor (here an empty options
+//! string) — nvJitLink reads it unconditionally and crashes on a fatbin without one. PTX and cubins can be ZSTD-compressed;
 //! LTO-IR is always stored raw, because nvcc's compressed LTO-IR uses a private scheme
 //! that only NVIDIA's tools read.
 
@@ -9,6 +10,9 @@ use super::{Codec, EntryKind, CONTAINER_HEADER_SIZE, FLAG_64BIT, FLAG_ARCH_SPECI
 use crate::arch::{Target, Variant};
 use crate::error::{Error, Result};
 use crate::ltoir;
+
+/// Entry header size for kinds that carry an options descriptor (PTX, LTO-IR).
+const OPTIONS_HEADER_SIZE: usize = MIN_ENTRY_HEADER_SIZE + 16;
 
 /// ZSTD level used for compressed entries (a good ratio at negligible cost for kernels).
 const ZSTD_LEVEL: i32 = 19;
@@ -93,20 +97,28 @@ impl FatbinWriter {
             if compressed {
                 flags |= FLAG_ZSTD;
             }
+            let has_options = e.kind != EntryKind::Cubin;
+            let header_size = if has_options { OPTIONS_HEADER_SIZE } else { MIN_ENTRY_HEADER_SIZE };
             body.extend_from_slice(&e.kind.code().to_le_bytes());
             body.extend_from_slice(&0x0101u16.to_le_bytes());
-            body.extend_from_slice(&(MIN_ENTRY_HEADER_SIZE as u32).to_le_bytes());
+            body.extend_from_slice(&(header_size as u32).to_le_bytes());
             body.extend_from_slice(&(padded as u64).to_le_bytes());
             body.extend_from_slice(&(if compressed { e.stored.len() as u32 } else { 0 }).to_le_bytes());
-            body.extend_from_slice(&0u32.to_le_bytes()); // no options descriptor
+            body.extend_from_slice(&(if has_options { MIN_ENTRY_HEADER_SIZE as u32 } else { 0 }).to_le_bytes());
+            body.extend_from_slice(&e.version.1.to_le_bytes()); // minor, then major
             body.extend_from_slice(&e.version.0.to_le_bytes());
-            body.extend_from_slice(&e.version.1.to_le_bytes());
             body.extend_from_slice(&e.target.number().to_le_bytes());
             body.extend_from_slice(&0u32.to_le_bytes()); // identifier offset
             body.extend_from_slice(&0u32.to_le_bytes()); // identifier length
             body.extend_from_slice(&flags.to_le_bytes());
             body.extend_from_slice(&0u64.to_le_bytes()); // reserved
             body.extend_from_slice(&(if compressed { e.raw_size as u64 } else { 0 }).to_le_bytes());
+            if has_options {
+                // Options descriptor {offset, size} pointing just past itself, empty string.
+                body.extend_from_slice(&((MIN_ENTRY_HEADER_SIZE + 8) as u32).to_le_bytes());
+                body.extend_from_slice(&0u32.to_le_bytes());
+                body.extend_from_slice(&0u64.to_le_bytes());
+            }
             body.extend_from_slice(&e.stored);
             body.resize(body.len() + (padded - e.stored.len()), 0);
         }
