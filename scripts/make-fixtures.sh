@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Makes the nvcc-built fatbin fixtures in tests/fixtures/ (run on the GPU machine,
-# which has nvcc 13.0 and cuobjdump). Writes the fixtures and their cuobjdump
-# listings into the folder given as $1.
+# Makes the nvcc-built fixtures of tests/fixtures/ (run on the GPU machine, which has
+# nvcc 13.0 and cuobjdump) into the folder given as $1, with their cuobjdump listings.
 set -euo pipefail
-out=${1:?usage: make-fixtures.sh OUT_DIR}
+out=$(realpath -m "${1:?usage: make-fixtures.sh OUT_DIR}")
+scripts_dir=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 work=$(mktemp -d)
 cd "$work"
@@ -32,10 +32,6 @@ $nv -c -rdc=true -Xcompiler -fPIC -gencode arch=compute_90,code=sm_90 small.cu -
 $nv -shared -Xcompiler -fPIC -gencode arch=compute_75,code=sm_75 -gencode arch=compute_90,code=sm_90 \
     -gencode arch=compute_90,code=compute_90 small.cu -o "$out/libsmall.so"
 $nv -cubin -arch=sm_90 small.cu -o "$out/small_sm90.cubin"
-for f in "$out"/*; do
-  case "$f" in *.txt) continue;; esac
-  echo "== $(basename "$f")"
-  /usr/local/cuda/bin/cuobjdump -lelf -lptx "$f" 2>&1 || true
-done > "$out/cuobjdump_listings.txt"
+"$scripts_dir/list-cuobjdump.sh" "$out" > "$out/cuobjdump_listings.txt"
 $nv --version > "$out/nvcc_version.txt"
 ls -l "$out"

@@ -1,1 +1,114 @@
-fn main(){}
+//! `ltokit`: the command-line face of the ltokit library.
+//!
+//! Each subcommand lives in its own module under `commands/`; this file only parses the
+//! command line, sets up logging (`LTOKIT_LOG`), and turns errors into exit status 1
+//! with the error's own advice.
+
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// GPU kernels as LTO-IR fragments, linked for the exact GPU present.
+#[derive(Parser)]
+#[command(name = "ltokit", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show which CUDA libraries were found (path, version) and which GPUs are present.
+    Doctor {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compile CUDA C++ to LTO-IR with NVRTC.
+    Compile {
+        /// Architecture the IR is for: sm_XY[a|f] or compute_XY[a|f].
+        #[arg(long)]
+        arch: String,
+        /// Include directory (repeatable).
+        #[arg(short = 'I', value_name = "DIR")]
+        include: Vec<PathBuf>,
+        /// Preprocessor define NAME or NAME=VALUE (repeatable).
+        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+        define: Vec<String>,
+        /// Template instantiation to force and report, e.g. "scan<float, 4>" (repeatable).
+        #[arg(long = "name-expression", value_name = "EXPR")]
+        name_expressions: Vec<String>,
+        /// Extra NVRTC option, passed as given (repeatable).
+        #[arg(long = "opt", value_name = "ARG", allow_hyphen_values = true)]
+        options: Vec<String>,
+        /// The CUDA C++ source.
+        source: PathBuf,
+        /// Where to write the LTO-IR.
+        #[arg(short = 'o', value_name = "OUT")]
+        output: PathBuf,
+    },
+    /// Link LTO-IR, fatbins, cubins, PTX or host objects into a cubin with nvJitLink.
+    Link {
+        /// Target: sm_XY[a|f], or "native" for the local GPU (sm_90 without one).
+        #[arg(long)]
+        arch: String,
+        /// Extra nvJitLink option such as -O3 or -split-compile=0 (repeatable).
+        #[arg(long = "opt", value_name = "ARG", allow_hyphen_values = true)]
+        options: Vec<String>,
+        /// Inputs; their kind is recognised from their content.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Where to write the cubin.
+        #[arg(short = 'o', value_name = "OUT")]
+        output: PathBuf,
+        /// Print nvJitLink's info log (pass --opt=-verbose or --opt=-time to fill it).
+        #[arg(long)]
+        info_log: bool,
+    },
+    /// List every device-code entry of fatbins, cubins and ELF host binaries.
+    Inventory {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Files to inventory.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Compile a three-fragment kernel, link it for this machine's GPU (sm_90 without
+    /// one), show the result's inventory, and run it on the GPU when there is one.
+    Demo {
+        /// Where to write the demo's outputs.
+        #[arg(long, default_value = "target/ltokit-demo")]
+        out_dir: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Doctor { json } => commands::doctor::run(json),
+        Command::Compile { arch, include, define, name_expressions, options, source, output } => {
+            commands::compile::run(&arch, include, define, name_expressions, options, &source, &output)
+        }
+        Command::Link { arch, options, inputs, output, info_log } => commands::link::run(&arch, &options, &inputs, &output, info_log),
+        Command::Inventory { json, files } => commands::inventory::run(json, &files),
+        Command::Demo { out_dir } => commands::demo::run(&out_dir),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr, filtered by `LTOKIT_LOG` (e.g. `LTOKIT_LOG=ltokit=debug`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LTOKIT_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+}

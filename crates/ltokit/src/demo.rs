@@ -42,3 +42,64 @@ pub fn reference(x: &[f32], y: &[f32], a: f32) -> Vec<f32> {
         })
         .collect()
 }
+
+/// Deterministic pseudo-random floats in [-2, 2) (SplitMix64), for test inputs.
+pub fn random_floats(len: usize, seed: u64) -> Vec<f32> {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            ((z >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
+        })
+        .collect()
+}
+
+/// What one run of the demo kernel on a GPU showed.
+#[derive(Debug, Clone)]
+pub struct GpuCheck {
+    /// Elements computed.
+    pub len: usize,
+    /// Largest difference from the CPU reference, relative to max(1, |reference|).
+    pub max_rel_error: f32,
+    /// Elements whose error exceeds the tolerance.
+    pub mismatches: usize,
+}
+
+/// Tolerance of the GPU result against the CPU reference (relative; nvJitLink may fuse
+/// the multiply-adds, which changes the last bits).
+pub const TOLERANCE: f32 = 1e-5;
+
+/// Loads `cubin` on `gpu`, runs the kernel on `len` fresh random inputs from `seed`, and
+/// compares with [`reference`]. The output buffer is poisoned with NaN first.
+pub fn check_on_gpu(gpu: &crate::launch::Gpu, cubin: &[u8], len: usize, seed: u64) -> Result<GpuCheck> {
+    let n = i32::try_from(len).map_err(|_| crate::Error::InvalidArgument(format!("{len} elements is more than the kernel's int count allows")))?;
+    let kernel = gpu.load_kernel(cubin, KERNEL, SIGNATURE)?;
+    let x = random_floats(len, seed);
+    let y = random_floats(len, seed ^ 0xA5A5_A5A5);
+    let a = random_floats(1, seed ^ 0x5A5A)[0];
+    let expected = reference(&x, &y, a);
+    let dx = gpu.upload(&x)?;
+    let mut dy = gpu.upload(&y)?;
+    let threads = 256u32;
+    let config = crate::launch::LaunchConfig {
+        grid_dim: ((len as u32).div_ceil(threads).max(1), 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    gpu.launch(&kernel, config).buffer(&dx).buffer_mut(&mut dy).scalar(&a).scalar(&n).run()?;
+    let got = gpu.download(&dy)?;
+    let mut max_rel_error = 0f32;
+    let mut mismatches = 0;
+    for (g, e) in got.iter().zip(&expected) {
+        let err = (g - e).abs() / e.abs().max(1.0);
+        if err.is_nan() || err > TOLERANCE {
+            mismatches += 1;
+        }
+        max_rel_error = if err.is_nan() { f32::NAN } else { max_rel_error.max(err) };
+    }
+    Ok(GpuCheck { len, max_rel_error, mismatches })
+}

@@ -3,20 +3,14 @@
 //! (tests/fixtures/cuobjdump_listings.txt, from scripts/make-fixtures.sh).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+mod common;
 
 use ltokit::cubin::CubinInfo;
 use ltokit::fatbin::{self, Codec, EntryKind, FatbinWriter};
 use ltokit::inventory::inventory_file;
 use ltokit::Target;
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures"))
-}
-
-fn read(name: &str) -> Vec<u8> {
-    std::fs::read(fixtures().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
+use common::{fixtures, read_fixture as read};
 
 /// `file → [(kind, arch)]` in listing order, from cuobjdump's output.
 fn cuobjdump_listings() -> BTreeMap<String, Vec<(String, String)>> {

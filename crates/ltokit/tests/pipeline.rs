@@ -3,6 +3,8 @@
 //! 13.0 compiler libraries (scripts/setup-cuda.sh installs them); fails, not skips,
 //! without them.
 
+mod common;
+
 use ltokit::cubin::CubinInfo;
 use ltokit::fatbin::{self, Codec, EntryKind, FatbinWriter};
 use ltokit::fragment::{self, CompileOptions};
@@ -155,7 +157,7 @@ fn fatbins_from_our_writer_and_nvfatbin_link_and_parse() {
 
 #[test]
 fn a_fatbin_without_a_usable_entry_is_refused_with_its_contents() {
-    let fixture = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/sm80_sm90_uncompressed.fatbin")).unwrap();
+    let fixture = common::read_fixture("sm80_sm90_uncompressed.fatbin");
     let err = link::link(&[LinkInput::from_bytes("old.fatbin", fixture).unwrap()], t("sm_100"), &[]).unwrap_err().to_string();
     assert!(err.contains("no entry usable for sm_100") && err.contains("cubin sm_80"), "{err}");
 }

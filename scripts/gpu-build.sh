@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds everything the GPU machine runs (it has no Rust) into gpu-run/ (git-ignored):
+# the release `ltokit` binary and the release test binaries. Then, with the device
+# tool, run `bash scripts/gpu-run.sh` there with gpu-run carried.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/setup-cuda.sh
+rm -rf gpu-run
+mkdir -p gpu-run/bin
+cargo build --release --quiet -p ltokit-cli
+cp target/release/ltokit gpu-run/bin/
+cargo test --release --quiet --workspace --no-run --message-format=json 2>/dev/null \
+  | python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    exe = msg.get("executable")
+    if msg.get("reason") == "compiler-artifact" and exe and msg["profile"]["test"]:
+        name = msg["target"]["name"].replace("-", "_")
+        kind = msg["target"]["kind"][0]
+        shutil.copy(exe, f"gpu-run/bin/test-{name}-{kind}")
+        print(f"gpu-run/bin/test-{name}-{kind}")
+'
+du -sh gpu-run

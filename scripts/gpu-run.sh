@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every GPU test and GPU-side check on the GPU machine, from the repository root,
+# with gpu-run/ built by scripts/gpu-build.sh. Logs are packed into $OUT/gpu-logs.tgz
+# (default OUT=/tmp/ltokit-out); a summary table is printed last.
+# MAKE_FIXTURES=1 also rebuilds the nvcc fixtures and their cuobjdump listings.
+set -uo pipefail
+OUT=${OUT:-/tmp/ltokit-out}
+logs="$OUT/logs"
+mkdir -p "$logs"
+bin=gpu-run/bin
+export LTOKIT_TEST_FIXTURES=$PWD/tests/fixtures
+export RUST_BACKTRACE=1
+declare -a summary
+step() { # step NAME LOGFILE COMMAND...
+  local name=$1 log=$2; shift 2
+  local t0=$(date +%s%N)
+  "$@" > "$logs/$log" 2>&1
+  local rc=$?
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  summary+=("$(printf '%-40s %-4s %7d ms  %s' "$name" "$([[ $rc == 0 ]] && echo PASS || echo FAIL)" "$ms" "$log")")
+  return $rc
+}
+nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv > "$logs/machine.txt" 2>&1
+/usr/local/cuda/bin/nvcc --version >> "$logs/machine.txt" 2>&1
+
+step "ltokit doctor" doctor.txt $bin/ltokit doctor
+step "ltokit demo (3 fragments, GPU run)" demo.txt $bin/ltokit demo --out-dir /tmp/ltokit-demo
+step "GPU tests (--ignored)" gpu-tests.txt $bin/test-gpu-test --ignored --test-threads=1 --nocapture
+step "pipeline tests" pipeline-tests.txt $bin/test-pipeline-test
+for t in $bin/test-ltokit-lib; do step "unit tests" unit-tests.txt $t; done
+if [[ "${MAKE_FIXTURES:-0}" == 1 ]]; then
+  step "make fixtures (nvcc)" fixtures.txt bash scripts/make-fixtures.sh "$logs/fx"
+  cp "$logs/fx/small_sm90.cubin" tests/fixtures/ 2>/dev/null
+  bash scripts/list-cuobjdump.sh tests/fixtures > "$logs/cuobjdump_listings.txt"
+  cp "$logs/cuobjdump_listings.txt" tests/fixtures/
+fi
+step "fixture tests (vs cuobjdump)" fixture-tests.txt $bin/test-fatbin_fixtures-test
+for lib in ${INVENTORY_LIBS:-/usr/local/cuda/lib64/libcurand.so.10}; do
+  step "inventory vs cuobjdump: $(basename "$lib")" "inventory-$(basename "$lib").txt" \
+    python3 scripts/compare_cuobjdump.py "$bin/ltokit" "$lib"
+done
+echo
+echo "== ltokit GPU run on $(head -2 "$logs/machine.txt" | tail -1)"
+printf '%s\n' "${summary[@]}"
+grep -h -E "^ran |n=|max rel" "$logs/demo.txt" "$logs/gpu-tests.txt" 2>/dev/null | head -20
+tar czf "$OUT/gpu-logs.tgz" -C "$OUT" logs && rm -rf "$logs"

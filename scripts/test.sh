@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test command of the README (and of CI): sets up the CUDA compiler libraries, then
+# checks formatting and lints, runs every test that needs no GPU, and fuzzes each parser
+# for a bounded time (FUZZ_SECONDS, default 30; 0 skips fuzzing).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/setup-cuda.sh
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo test --workspace
+scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
