@@ -91,10 +91,30 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Doctor { json } => commands::doctor::run(json),
-        Command::Compile { arch, include, define, name_expressions, options, source, output } => {
-            commands::compile::run(&arch, include, define, name_expressions, options, &source, &output)
-        }
-        Command::Link { arch, options, inputs, output, info_log } => commands::link::run(&arch, &options, &inputs, &output, info_log),
+        Command::Compile {
+            arch,
+            include,
+            define,
+            name_expressions,
+            options,
+            source,
+            output,
+        } => commands::compile::run(
+            &arch,
+            include,
+            define,
+            name_expressions,
+            options,
+            &source,
+            &output,
+        ),
+        Command::Link {
+            arch,
+            options,
+            inputs,
+            output,
+            info_log,
+        } => commands::link::run(&arch, &options, &inputs, &output, info_log),
         Command::Inventory { json, files } => commands::inventory::run(json, &files),
         Command::Demo { out_dir } => commands::demo::run(&out_dir),
     };
@@ -109,6 +129,10 @@ fn main() -> ExitCode {
 
 /// Logs go to stderr, filtered by `LTOKIT_LOG` (e.g. `LTOKIT_LOG=ltokit=debug`).
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LTOKIT_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LTOKIT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }

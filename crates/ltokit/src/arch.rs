@@ -191,9 +191,11 @@ impl FromStr for Target {
 
     /// Parses `sm_90`, `sm_90a`, `sm_100f`, `compute_90`, `lto_75` (case-insensitive).
     fn from_str(text: &str) -> Result<Self> {
-        let invalid = |why: &str| Error::InvalidTarget {
+        let invalid = |why: &str| {
+            Error::InvalidTarget {
             text: text.to_string(),
             why: format!("{why}; expected sm_XY, compute_XY or lto_XY with an optional a or f suffix (e.g. sm_90, sm_90a, sm_100f, compute_80)"),
+        }
         };
         let lower = text.trim().to_ascii_lowercase();
         let (kind, rest) = if let Some(rest) = lower.strip_prefix("sm_") {
@@ -247,8 +249,16 @@ mod tests {
     #[test]
     fn parse_print_round_trip() {
         for s in [
-            "sm_75", "sm_80", "sm_90", "sm_90a", "sm_100f", "sm_120a", "compute_90", "compute_100f",
-            "lto_75", "lto_90a",
+            "sm_75",
+            "sm_80",
+            "sm_90",
+            "sm_90a",
+            "sm_100f",
+            "sm_120a",
+            "compute_90",
+            "compute_100f",
+            "lto_75",
+            "lto_90a",
         ] {
             assert_eq!(t(s).to_string(), s);
         }
@@ -259,7 +269,9 @@ mod tests {
 
     #[test]
     fn parse_rejects_garbage() {
-        for s in ["", "sm", "sm_", "sm_9", "sm_x0", "sm_90b", "gfx90a", "sm_9000", "sm_90af", "sm_1000"] {
+        for s in [
+            "", "sm", "sm_", "sm_9", "sm_x0", "sm_90b", "gfx90a", "sm_9000", "sm_90af", "sm_1000",
+        ] {
             let err = s.parse::<Target>().unwrap_err().to_string();
             assert!(err.contains("expected sm_XY"), "{s}: {err}");
         }
@@ -267,10 +279,20 @@ mod tests {
 
     #[test]
     fn order_is_by_capability_then_suffix() {
-        let mut v = [t("sm_100"), t("sm_90a"), t("sm_75"), t("sm_90"), t("sm_90f"), t("sm_80")];
+        let mut v = [
+            t("sm_100"),
+            t("sm_90a"),
+            t("sm_75"),
+            t("sm_90"),
+            t("sm_90f"),
+            t("sm_80"),
+        ];
         v.sort();
         let names: Vec<String> = v.iter().map(|t| t.to_string()).collect();
-        assert_eq!(names, ["sm_75", "sm_80", "sm_90", "sm_90f", "sm_90a", "sm_100"]);
+        assert_eq!(
+            names,
+            ["sm_75", "sm_80", "sm_90", "sm_90f", "sm_90a", "sm_100"]
+        );
     }
 
     #[test]
@@ -298,27 +320,51 @@ mod tests {
     fn ir_rule_matches_nvjitlink_table() {
         // Rows of the reference table: (IR, accepted for, rejected for).
         let rows: [(&str, &[&str], &[&str]); 3] = [
-            ("lto_100f", &["sm_100", "sm_100f", "sm_103", "sm_103f"], &["sm_110", "sm_120"]),
+            (
+                "lto_100f",
+                &["sm_100", "sm_100f", "sm_103", "sm_103f"],
+                &["sm_110", "sm_120"],
+            ),
             ("lto_90a", &["sm_90a"], &["sm_90", "sm_100"]),
-            ("lto_90", &["sm_90", "sm_90a", "sm_100f", "sm_120a"], &["sm_80", "sm_89"]),
+            (
+                "lto_90",
+                &["sm_90", "sm_90a", "sm_100f", "sm_120a"],
+                &["sm_80", "sm_89"],
+            ),
         ];
         for (ir, ok, bad) in rows {
             for link in ok {
                 assert!(t(ir).ir_links_for(&t(link)), "{ir} should link for {link}");
             }
             for link in bad {
-                assert!(!t(ir).ir_links_for(&t(link)), "{ir} should not link for {link}");
+                assert!(
+                    !t(ir).ir_links_for(&t(link)),
+                    "{ir} should not link for {link}"
+                );
             }
         }
     }
 
     #[test]
     fn best_cubin_prefers_a_then_f_then_highest_minor() {
-        let pool = [t("sm_80"), t("sm_86"), t("sm_90"), t("sm_90a"), t("sm_100f"), t("sm_103a")];
+        let pool = [
+            t("sm_80"),
+            t("sm_86"),
+            t("sm_90"),
+            t("sm_90a"),
+            t("sm_100f"),
+            t("sm_103a"),
+        ];
         assert_eq!(Target::best_cubin_for(&pool, cc(9, 0)), Some(&t("sm_90a")));
         assert_eq!(Target::best_cubin_for(&pool, cc(8, 9)), Some(&t("sm_86")));
-        assert_eq!(Target::best_cubin_for(&pool, cc(10, 3)), Some(&t("sm_103a")));
-        assert_eq!(Target::best_cubin_for(&pool, cc(10, 0)), Some(&t("sm_100f")));
+        assert_eq!(
+            Target::best_cubin_for(&pool, cc(10, 3)),
+            Some(&t("sm_103a"))
+        );
+        assert_eq!(
+            Target::best_cubin_for(&pool, cc(10, 0)),
+            Some(&t("sm_100f"))
+        );
         assert_eq!(Target::best_cubin_for(&pool, cc(12, 0)), None);
     }
 

@@ -37,7 +37,11 @@ pub fn is_cubin(data: &[u8]) -> bool {
     data.starts_with(b"\x7fELF") && data.len() >= 20 && {
         let little = data.get(5) == Some(&1);
         let m = [data[18], data[19]];
-        (if little { u16::from_le_bytes(m) } else { u16::from_be_bytes(m) }) == EM_CUDA
+        (if little {
+            u16::from_le_bytes(m)
+        } else {
+            u16::from_be_bytes(m)
+        }) == EM_CUDA
     }
 }
 
@@ -52,12 +56,18 @@ impl CubinInfo {
         let machine = header.e_machine(endian).0;
         if machine != EM_CUDA {
             return Err(Error::Elf {
-                what: format!("ELF machine is {machine}, not {EM_CUDA} (EM_CUDA): this is not a cubin"),
+                what: format!(
+                    "ELF machine is {machine}, not {EM_CUDA} (EM_CUDA): this is not a cubin"
+                ),
             });
         }
         let e_flags = header.e_flags(endian).0;
         let abi_version = header.e_ident().abi_version;
-        let arch = if abi_version >= 8 { (e_flags >> 8) & 0xff } else { e_flags & 0xff };
+        let arch = if abi_version >= 8 {
+            (e_flags >> 8) & 0xff
+        } else {
+            e_flags & 0xff
+        };
         let mut kernels = Vec::new();
         let mut functions = Vec::new();
         for symbol in elf.symbols() {

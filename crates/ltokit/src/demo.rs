@@ -75,8 +75,17 @@ pub const TOLERANCE: f32 = 1e-5;
 
 /// Loads `cubin` on `gpu`, runs the kernel on `len` fresh random inputs from `seed`, and
 /// compares with [`reference`]. The output buffer is poisoned with NaN first.
-pub fn check_on_gpu(gpu: &crate::launch::Gpu, cubin: &[u8], len: usize, seed: u64) -> Result<GpuCheck> {
-    let n = i32::try_from(len).map_err(|_| crate::Error::InvalidArgument(format!("{len} elements is more than the kernel's int count allows")))?;
+pub fn check_on_gpu(
+    gpu: &crate::launch::Gpu,
+    cubin: &[u8],
+    len: usize,
+    seed: u64,
+) -> Result<GpuCheck> {
+    let n = i32::try_from(len).map_err(|_| {
+        crate::Error::InvalidArgument(format!(
+            "{len} elements is more than the kernel's int count allows"
+        ))
+    })?;
     let kernel = gpu.load_kernel(cubin, KERNEL, SIGNATURE)?;
     let x = random_floats(len, seed);
     let y = random_floats(len, seed ^ 0xA5A5_A5A5);
@@ -90,7 +99,12 @@ pub fn check_on_gpu(gpu: &crate::launch::Gpu, cubin: &[u8], len: usize, seed: u6
         block_dim: (threads, 1, 1),
         shared_mem_bytes: 0,
     };
-    gpu.launch(&kernel, config).buffer(&dx).buffer_mut(&mut dy).scalar(&a).scalar(&n).run()?;
+    gpu.launch(&kernel, config)
+        .buffer(&dx)
+        .buffer_mut(&mut dy)
+        .scalar(&a)
+        .scalar(&n)
+        .run()?;
     let got = gpu.download(&dy)?;
     let mut max_rel_error = 0f32;
     let mut mismatches = 0;
@@ -99,7 +113,15 @@ pub fn check_on_gpu(gpu: &crate::launch::Gpu, cubin: &[u8], len: usize, seed: u6
         if err.is_nan() || err > TOLERANCE {
             mismatches += 1;
         }
-        max_rel_error = if err.is_nan() { f32::NAN } else { max_rel_error.max(err) };
+        max_rel_error = if err.is_nan() {
+            f32::NAN
+        } else {
+            max_rel_error.max(err)
+        };
     }
-    Ok(GpuCheck { len, max_rel_error, mismatches })
+    Ok(GpuCheck {
+        len,
+        max_rel_error,
+        mismatches,
+    })
 }

@@ -75,7 +75,9 @@ impl CompileOptions {
         for define in &self.defines {
             let name = define.split('=').next().unwrap_or_default();
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(Error::InvalidArgument(format!("define {define:?} is not NAME or NAME=VALUE")));
+                return Err(Error::InvalidArgument(format!(
+                    "define {define:?} is not NAME or NAME=VALUE"
+                )));
             }
             opts.push(format!("-D{define}"));
         }
@@ -83,7 +85,10 @@ impl CompileOptions {
             opts.push(format!("-I{}", dir.display()));
         }
         if self.cuda_headers {
-            let mut headers = nvrtc_path.parent().map(discovery::include_dirs_near).unwrap_or_default();
+            let mut headers = nvrtc_path
+                .parent()
+                .map(discovery::include_dirs_near)
+                .unwrap_or_default();
             if headers.is_empty() {
                 headers = discovery::all_include_dirs();
             }
@@ -130,7 +135,13 @@ impl Fragment {
 pub fn compile(source: &str, name: &str, options: &CompileOptions) -> Result<Fragment> {
     let nvrtc = Nvrtc::get()?;
     let opts = options.nvrtc_options(nvrtc.path())?;
-    let compiled = nvrtc.compile(source, name, &opts, &options.name_expressions, Output::LtoIr)?;
+    let compiled = nvrtc.compile(
+        source,
+        name,
+        &opts,
+        &options.name_expressions,
+        Output::LtoIr,
+    )?;
     Ok(Fragment {
         name: name.to_string(),
         ltoir: compiled.code,
@@ -149,7 +160,10 @@ pub fn compile_file(path: &Path, options: &CompileOptions) -> Result<Fragment> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         options.include_dirs.insert(0, dir.to_owned());
     }
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     compile(&source, &name, &options)
 }
 

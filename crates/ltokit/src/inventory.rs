@@ -73,7 +73,10 @@ pub fn inventory_bytes(label: &str, data: &[u8]) -> Result<FileInventory> {
         what: e.to_string(),
     };
     let (format, entries) = if fatbin::read::is_fatbin(data) {
-        ("fatbin", fatbin_entries(data, "fatbin").map_err(with_label)?)
+        (
+            "fatbin",
+            fatbin_entries(data, "fatbin").map_err(with_label)?,
+        )
     } else if cubin::is_cubin(data) {
         ("cubin", vec![cubin_entry(data).map_err(with_label)?])
     } else if data.starts_with(b"\x7fELF") {
@@ -133,13 +136,15 @@ fn cubin_entry(data: &[u8]) -> Result<InventoryEntry> {
 fn totals_of(entries: &[InventoryEntry]) -> Vec<InventoryTotal> {
     let mut map: BTreeMap<(EntryKind, String), InventoryTotal> = BTreeMap::new();
     for e in entries {
-        let t = map.entry((e.kind, e.arch.clone())).or_insert_with(|| InventoryTotal {
-            kind: e.kind,
-            arch: e.arch.clone(),
-            count: 0,
-            stored_bytes: 0,
-            raw_bytes: 0,
-        });
+        let t = map
+            .entry((e.kind, e.arch.clone()))
+            .or_insert_with(|| InventoryTotal {
+                kind: e.kind,
+                arch: e.arch.clone(),
+                count: 0,
+                stored_bytes: 0,
+                raw_bytes: 0,
+            });
         t.count += 1;
         t.stored_bytes += e.stored_bytes;
         t.raw_bytes += e.raw_bytes;

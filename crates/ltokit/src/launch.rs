@@ -10,7 +10,10 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchArgs, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchArgs,
+    PushKernelArg, ValidAsZeroBits,
+};
 
 pub use cudarc::driver::LaunchConfig;
 
@@ -79,19 +82,27 @@ impl Gpu {
     /// Number of GPUs, or an error saying there is no driver.
     pub fn count() -> Result<usize> {
         if !driver_available() {
-            return Err(Error::Driver("libcuda is not installed (no NVIDIA driver): no GPU can be used".into()));
+            return Err(Error::Driver(
+                "libcuda is not installed (no NVIDIA driver): no GPU can be used".into(),
+            ));
         }
-        CudaContext::device_count().map(|n| n as usize).map_err(|e| driver_error("cuDeviceGetCount", e))
+        CudaContext::device_count()
+            .map(|n| n as usize)
+            .map_err(|e| driver_error("cuDeviceGetCount", e))
     }
 
     /// Opens GPU `ordinal` (creates or retains its primary context).
     pub fn open(ordinal: usize) -> Result<Gpu> {
         let count = Self::count()?;
         if ordinal >= count {
-            return Err(Error::Driver(format!("GPU {ordinal} does not exist ({count} found)")));
+            return Err(Error::Driver(format!(
+                "GPU {ordinal} does not exist ({count} found)"
+            )));
         }
         let ctx = CudaContext::new(ordinal).map_err(|e| driver_error("context creation", e))?;
-        let (major, minor) = ctx.compute_capability().map_err(|e| driver_error("compute capability", e))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| driver_error("compute capability", e))?;
         let name = ctx.name().map_err(|e| driver_error("device name", e))?;
         let stream = ctx.default_stream();
         Ok(Gpu {
@@ -124,22 +135,30 @@ impl Gpu {
 
     /// Copies host data to a new device buffer.
     pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
-        self.stream.clone_htod(host).map_err(|e| driver_error("upload", e))
+        self.stream
+            .clone_htod(host)
+            .map_err(|e| driver_error("upload", e))
     }
 
     /// A zeroed device buffer of `len` elements.
     pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.stream.alloc_zeros(len).map_err(|e| driver_error("allocation", e))
+        self.stream
+            .alloc_zeros(len)
+            .map_err(|e| driver_error("allocation", e))
     }
 
     /// Copies a device buffer back to the host (waits for the stream).
     pub fn download<T: DeviceRepr>(&self, device: &CudaSlice<T>) -> Result<Vec<T>> {
-        self.stream.clone_dtoh(device).map_err(|e| driver_error("download", e))
+        self.stream
+            .clone_dtoh(device)
+            .map_err(|e| driver_error("download", e))
     }
 
     /// Waits for all work on the stream.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(|e| driver_error("synchronize", e))
+        self.stream
+            .synchronize()
+            .map_err(|e| driver_error("synchronize", e))
     }
 
     /// Loads a cubin and looks up kernel `name`, whose parameters must be `signature`.
@@ -148,13 +167,25 @@ impl Gpu {
         let module = self
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_binary(cubin.to_vec()))
-            .map_err(|e| driver_error("cuModuleLoadData (is the cubin built for this GPU's architecture?)", e))?;
+            .map_err(|e| {
+                driver_error(
+                    "cuModuleLoadData (is the cubin built for this GPU's architecture?)",
+                    e,
+                )
+            })?;
         self.kernel_from_module(&module, name, signature)
     }
 
-    fn kernel_from_module(&self, module: &Arc<CudaModule>, name: &str, signature: &[Param]) -> Result<Kernel> {
+    fn kernel_from_module(
+        &self,
+        module: &Arc<CudaModule>,
+        name: &str,
+        signature: &[Param],
+    ) -> Result<Kernel> {
         if name.contains('\0') {
-            return Err(Error::InvalidArgument(format!("kernel name {name:?} contains a NUL byte")));
+            return Err(Error::InvalidArgument(format!(
+                "kernel name {name:?} contains a NUL byte"
+            )));
         }
         let function = module
             .load_function(name)
@@ -164,7 +195,9 @@ impl Gpu {
         if recorded != declared {
             return Err(Error::Launch {
                 kernel: name.to_string(),
-                why: format!("declared parameter sizes {declared:?} do not match the cubin's {recorded:?}"),
+                why: format!(
+                    "declared parameter sizes {declared:?} do not match the cubin's {recorded:?}"
+                ),
             });
         }
         Ok(Kernel {
@@ -192,7 +225,9 @@ fn param_sizes(function: &CudaFunction) -> Vec<usize> {
         let (mut offset, mut size) = (0usize, 0usize);
         // SAFETY: the function handle is live (held by `function`); both out-pointers are
         // valid; an index past the last parameter returns an error and writes nothing.
-        let rc = unsafe { sys::cuFuncGetParamInfo(function.cu_function(), index, &mut offset, &mut size) };
+        let rc = unsafe {
+            sys::cuFuncGetParamInfo(function.cu_function(), index, &mut offset, &mut size)
+        };
         if rc != sys::CUresult::CUDA_SUCCESS {
             break;
         }
@@ -255,11 +290,16 @@ impl<'a> Launch<'a> {
         if self.pushed != self.kernel.signature {
             return Err(Error::Launch {
                 kernel: self.kernel.name.clone(),
-                why: format!("arguments {:?} do not match its parameters {:?}", self.pushed, self.kernel.signature),
+                why: format!(
+                    "arguments {:?} do not match its parameters {:?}",
+                    self.pushed, self.kernel.signature
+                ),
             });
         }
         let (g, b) = (self.config.grid_dim, self.config.block_dim);
-        if [g.0, g.1, g.2, b.0, b.1, b.2].contains(&0) || u64::from(b.0) * u64::from(b.1) * u64::from(b.2) > 1024 {
+        if [g.0, g.1, g.2, b.0, b.1, b.2].contains(&0)
+            || u64::from(b.0) * u64::from(b.1) * u64::from(b.2) > 1024
+        {
             return Err(Error::Launch {
                 kernel: self.kernel.name.clone(),
                 why: format!("invalid launch shape grid {g:?} block {b:?} (no zero dimension, at most 1024 threads a block)"),

@@ -54,10 +54,13 @@ pub fn looks_like_ptx(data: &[u8]) -> bool {
     let text = match std::str::from_utf8(head) {
         Ok(t) => t,
         // A multi-byte character cut at the window's end is still text.
-        Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or(""),
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or("")
+        }
         Err(_) => return false,
     };
-    text.lines().any(|l| l.trim_start().starts_with(".version "))
+    text.lines()
+        .any(|l| l.trim_start().starts_with(".version "))
         && text.lines().any(|l| l.trim_start().starts_with(".target "))
 }
 
@@ -151,9 +154,15 @@ pub struct LinkOutput {
 /// Links `inputs` for `target` (an `sm_XY[a|f]`; `compute_`/`lto_` spellings are taken
 /// as the same architecture). `-lto` is added when any input holds LTO-IR;
 /// `extra_options` (e.g. `-O3`, `-split-compile=0`) follow `-arch`.
-pub fn link(inputs: &[LinkInput<'_>], target: Target, extra_options: &[String]) -> Result<LinkOutput> {
+pub fn link(
+    inputs: &[LinkInput<'_>],
+    target: Target,
+    extra_options: &[String],
+) -> Result<LinkOutput> {
     if inputs.is_empty() {
-        return Err(Error::InvalidArgument("nothing to link: give at least one input".into()));
+        return Err(Error::InvalidArgument(
+            "nothing to link: give at least one input".into(),
+        ));
     }
     let linker = NvJitLink::get()?;
     let sass = target.with_kind(CodeKind::Sass);
@@ -187,7 +196,9 @@ pub fn link(inputs: &[LinkInput<'_>], target: Target, extra_options: &[String]) 
 fn check_input(input: &LinkInput<'_>, target: &Target, linker: Version) -> Result<bool> {
     match input.format {
         InputFormat::LtoIr => {
-            let producer = input.producer.or_else(|| ltoir::header_version(&input.data).and_then(ltoir::producer_of));
+            let producer = input
+                .producer
+                .or_else(|| ltoir::header_version(&input.data).and_then(ltoir::producer_of));
             if let Some(producer) = producer {
                 check_producer(&input.name, producer, linker)?;
             }
@@ -210,12 +221,19 @@ fn check_input(input: &LinkInput<'_>, target: &Target, linker: Version) -> Resul
                 .iter()
                 .filter(|e| match e.kind {
                     // An `a` cubin is accepted only for the `a` target of its architecture.
-                    EntryKind::Cubin => e.target.cubin_runs_on(target.cc) && (e.target.variant != Variant::Specific || target.variant == Variant::Specific),
+                    EntryKind::Cubin => {
+                        e.target.cubin_runs_on(target.cc)
+                            && (e.target.variant != Variant::Specific
+                                || target.variant == Variant::Specific)
+                    }
                     EntryKind::Ptx | EntryKind::LtoIr => e.target.ir_links_for(target),
                 })
                 .collect();
             if usable.is_empty() {
-                let listed: Vec<String> = entries.iter().map(|e| format!("{} {}", e.kind, e.arch_name())).collect();
+                let listed: Vec<String> = entries
+                    .iter()
+                    .map(|e| format!("{} {}", e.kind, e.arch_name()))
+                    .collect();
                 return Err(Error::InvalidTarget {
                     text: target.to_string(),
                     why: format!("fatbin {} has no entry usable for {target} (it holds: {}); rebuild it with an entry for this architecture", input.name, if listed.is_empty() { "nothing".to_string() } else { listed.join(", ") }),
@@ -229,10 +247,11 @@ fn check_input(input: &LinkInput<'_>, target: &Target, linker: Version) -> Resul
             Ok(usable.iter().any(|e| e.kind == EntryKind::LtoIr))
         }
         InputFormat::Cubin => {
-            let info = cubin::CubinInfo::parse(&input.data).map_err(|e| Error::UnrecognizedInput {
-                input: input.name.clone(),
-                what: e.to_string(),
-            })?;
+            let info =
+                cubin::CubinInfo::parse(&input.data).map_err(|e| Error::UnrecognizedInput {
+                    input: input.name.clone(),
+                    what: e.to_string(),
+                })?;
             if info.arch / 10 != target.cc.major {
                 return Err(Error::InvalidTarget {
                     text: target.to_string(),
@@ -270,9 +289,18 @@ mod tests {
 
     #[test]
     fn sniffs_by_content() {
-        assert_eq!(sniff(&[0xed, 0x43, 0x4e, 0x7f, 1, 65]), Some(InputFormat::LtoIr));
-        assert_eq!(sniff(&0xBA55_ED50u32.to_le_bytes()), Some(InputFormat::Fatbin));
-        assert_eq!(sniff(b"//\n.version 9.0\n.target sm_90\n.address_size 64\n"), Some(InputFormat::Ptx));
+        assert_eq!(
+            sniff(&[0xed, 0x43, 0x4e, 0x7f, 1, 65]),
+            Some(InputFormat::LtoIr)
+        );
+        assert_eq!(
+            sniff(&0xBA55_ED50u32.to_le_bytes()),
+            Some(InputFormat::Fatbin)
+        );
+        assert_eq!(
+            sniff(b"//\n.version 9.0\n.target sm_90\n.address_size 64\n"),
+            Some(InputFormat::Ptx)
+        );
         assert_eq!(sniff(b"!<arch>\nfoo"), Some(InputFormat::Archive));
         assert_eq!(sniff(b"hello world"), None);
         assert_eq!(sniff(b""), None);
@@ -290,9 +318,13 @@ mod tests {
         let v = Version::new;
         assert!(check_producer("x", v(13, 0), v(13, 0)).is_ok());
         assert!(check_producer("x", v(13, 0), v(13, 5)).is_ok());
-        let newer = check_producer("x", v(13, 5), v(13, 0)).unwrap_err().to_string();
+        let newer = check_producer("x", v(13, 5), v(13, 0))
+            .unwrap_err()
+            .to_string();
         assert!(newer.contains("newer than nvJitLink 13.0"), "{newer}");
-        let other_major = check_producer("x", v(12, 9), v(13, 0)).unwrap_err().to_string();
+        let other_major = check_producer("x", v(12, 9), v(13, 0))
+            .unwrap_err()
+            .to_string();
         assert!(other_major.contains("same major"), "{other_major}");
     }
 }

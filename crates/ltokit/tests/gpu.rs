@@ -12,7 +12,10 @@ fn gpu() -> Gpu {
 }
 
 fn seed() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
 }
 
 fn demo_cubin(target: Target) -> Vec<u8> {
@@ -30,7 +33,10 @@ fn three_fragment_kernel_matches_the_cpu_reference() {
     for len in [1usize, 255, 256, 257, 100_003, (1 << 22) + 5] {
         let seed = seed();
         let check = demo::check_on_gpu(&gpu, &cubin, len, seed).unwrap();
-        println!("{target} n={len}: max rel error {:.2e}, {} mismatches (seed {seed})", check.max_rel_error, check.mismatches);
+        println!(
+            "{target} n={len}: max rel error {:.2e}, {} mismatches (seed {seed})",
+            check.max_rel_error, check.mismatches
+        );
         assert_eq!(check.mismatches, 0, "n={len} seed={seed}");
     }
 }
@@ -53,8 +59,15 @@ fn fatbin_from_our_writer_loads_in_the_driver() {
     let cubin = demo_cubin(target);
     let mut w = FatbinWriter::new();
     // An entry for another major first, then ours compressed: the driver must pick ours.
-    w.add(EntryKind::Cubin, "sm_80".parse().unwrap(), &demo_cubin("sm_80".parse().unwrap()), Codec::None).unwrap();
-    w.add(EntryKind::Cubin, target, &cubin, Codec::Zstd).unwrap();
+    w.add(
+        EntryKind::Cubin,
+        "sm_80".parse().unwrap(),
+        &demo_cubin("sm_80".parse().unwrap()),
+        Codec::None,
+    )
+    .unwrap();
+    w.add(EntryKind::Cubin, target, &cubin, Codec::Zstd)
+        .unwrap();
     let check = demo::check_on_gpu(&gpu, &w.finish(), 4096, seed()).unwrap();
     assert_eq!(check.mismatches, 0);
 }
@@ -65,21 +78,50 @@ fn wrong_signatures_and_launches_are_errors() {
     let gpu = gpu();
     let cubin = demo_cubin(Target::native(gpu.compute_capability()));
     let wrong = [Param::Ptr, Param::Ptr, Param::F32];
-    let err = gpu.load_kernel(&cubin, demo::KERNEL, &wrong).err().expect("a short signature must be refused");
+    let err = gpu
+        .load_kernel(&cubin, demo::KERNEL, &wrong)
+        .err()
+        .expect("a short signature must be refused");
     assert!(matches!(err, Error::Launch { .. }), "{err}");
-    let err = gpu.load_kernel(&cubin, "no_such_kernel", demo::SIGNATURE).err().expect("unknown kernel");
+    let err = gpu
+        .load_kernel(&cubin, "no_such_kernel", demo::SIGNATURE)
+        .err()
+        .expect("unknown kernel");
     assert!(err.to_string().contains("no_such_kernel"), "{err}");
 
-    let kernel = gpu.load_kernel(&cubin, demo::KERNEL, demo::SIGNATURE).unwrap();
+    let kernel = gpu
+        .load_kernel(&cubin, demo::KERNEL, demo::SIGNATURE)
+        .unwrap();
     let x = gpu.upload(&[1f32; 32]).unwrap();
     let mut y = gpu.upload(&[1f32; 32]).unwrap();
-    let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: 0,
+    };
     // Scalars swapped: f32 where an i32 goes.
     let (a, n) = (2.0f32, 32i32);
-    let err = gpu.launch(&kernel, cfg).buffer(&x).buffer_mut(&mut y).scalar(&n).scalar(&a).run().unwrap_err();
+    let err = gpu
+        .launch(&kernel, cfg)
+        .buffer(&x)
+        .buffer_mut(&mut y)
+        .scalar(&n)
+        .scalar(&a)
+        .run()
+        .unwrap_err();
     assert!(err.to_string().contains("do not match"), "{err}");
-    let bad_shape = LaunchConfig { block_dim: (2048, 1, 1), ..cfg };
-    assert!(gpu.launch(&kernel, bad_shape).buffer(&x).buffer_mut(&mut y).scalar(&a).scalar(&n).run().is_err());
+    let bad_shape = LaunchConfig {
+        block_dim: (2048, 1, 1),
+        ..cfg
+    };
+    assert!(gpu
+        .launch(&kernel, bad_shape)
+        .buffer(&x)
+        .buffer_mut(&mut y)
+        .scalar(&a)
+        .scalar(&n)
+        .run()
+        .is_err());
     // Nothing ran: y is untouched.
     assert_eq!(gpu.download(&y).unwrap(), vec![1f32; 32]);
 }
@@ -88,6 +130,13 @@ fn wrong_signatures_and_launches_are_errors() {
 #[ignore = "needs a GPU"]
 fn cubin_for_another_architecture_is_refused_by_the_driver() {
     let gpu = gpu();
-    let err = gpu.load_kernel(&demo_cubin("sm_80".parse().unwrap()), demo::KERNEL, demo::SIGNATURE).err().expect("sm_80 code must not load on this GPU");
+    let err = gpu
+        .load_kernel(
+            &demo_cubin("sm_80".parse().unwrap()),
+            demo::KERNEL,
+            demo::SIGNATURE,
+        )
+        .err()
+        .expect("sm_80 code must not load on this GPU");
     assert!(err.to_string().contains("architecture"), "{err}");
 }

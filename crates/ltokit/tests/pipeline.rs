@@ -28,11 +28,21 @@ fn three_fragments_link_for_every_architecture() {
     let fragments = demo::compile_fragments(t("sm_75")).unwrap();
     assert_eq!(fragments.len(), 3);
     for f in &fragments {
-        assert!(ltokit::ltoir::is_ltoir(&f.ltoir), "{} is not LTO-IR", f.name);
+        assert!(
+            ltokit::ltoir::is_ltoir(&f.ltoir),
+            "{} is not LTO-IR",
+            f.name
+        );
         assert_eq!(f.producer.major, 13);
     }
     let inputs: Vec<LinkInput> = fragments.iter().map(LinkInput::from_fragment).collect();
-    for (arch, number) in [("sm_75", 75), ("sm_80", 80), ("sm_90", 90), ("sm_90a", 90), ("sm_100", 100)] {
+    for (arch, number) in [
+        ("sm_75", 75),
+        ("sm_80", 80),
+        ("sm_90", 90),
+        ("sm_90a", 90),
+        ("sm_100", 100),
+    ] {
         let out = link::link(&inputs, t(arch), &["-O3".to_string()]).unwrap();
         assert!(out.options.contains(&"-lto".to_string()));
         assert!(out.options.contains(&format!("-arch={arch}")));
@@ -41,18 +51,31 @@ fn three_fragments_link_for_every_architecture() {
         assert_eq!(info.arch, number, "{arch}: e_flags 0x{:x}", info.e_flags);
         assert_eq!(info.kernels, [demo::KERNEL], "{arch}");
         // Cross-fragment inlining: the device functions are gone from the cubin.
-        assert!(!info.functions.iter().any(|f| f.starts_with("ltk_transform")), "{arch}: {:?}", info.functions);
+        assert!(
+            !info
+                .functions
+                .iter()
+                .any(|f| f.starts_with("ltk_transform")),
+            "{arch}: {:?}",
+            info.functions
+        );
     }
 }
 
 #[test]
 fn missing_device_function_is_a_link_error_with_the_log() {
     let fragments = demo::compile_fragments(t("sm_90")).unwrap();
-    let inputs: Vec<LinkInput> = fragments[..2].iter().map(LinkInput::from_fragment).collect();
+    let inputs: Vec<LinkInput> = fragments[..2]
+        .iter()
+        .map(LinkInput::from_fragment)
+        .collect();
     let err = link::link(&inputs, t("sm_90"), &[]).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::Link { .. }), "{text}");
-    assert!(text.contains("ltk_combine"), "the log should name the undefined symbol: {text}");
+    assert!(
+        text.contains("ltk_combine"),
+        "the log should name the undefined symbol: {text}"
+    );
 }
 
 #[test]
@@ -70,7 +93,10 @@ fn ir_from_a_newer_toolkit_is_refused_clearly() {
     let fragments = demo::compile_fragments(t("sm_90")).unwrap();
     let mut inputs: Vec<LinkInput> = fragments.iter().map(LinkInput::from_fragment).collect();
     let linker = NvJitLink::get().unwrap().version();
-    inputs[1].producer = Some(ltokit::toolkit::Version::new(linker.major, linker.minor + 1));
+    inputs[1].producer = Some(ltokit::toolkit::Version::new(
+        linker.major,
+        linker.minor + 1,
+    ));
     let err = link::link(&inputs, t("sm_90"), &[]).unwrap_err();
     assert!(matches!(err, Error::IrNewerThanLinker { .. }), "{err}");
     // Raw IR with a 13.5 header (container version 1.67) is caught from the bytes alone.
@@ -79,18 +105,33 @@ fn ir_from_a_newer_toolkit_is_refused_clearly() {
     let input = LinkInput::from_bytes("newer.ltoir", raw).unwrap();
     assert_eq!(input.producer, Some(ltokit::toolkit::Version::new(13, 5)));
     if linker < ltokit::toolkit::Version::new(13, 5) {
-        let err = link::link(&[input], t("sm_90"), &[]).unwrap_err().to_string();
+        let err = link::link(&[input], t("sm_90"), &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("newer than nvJitLink"), "{err}");
     }
 }
 
 #[test]
 fn compile_errors_carry_nvrtcs_log() {
-    let err = fragment::compile("__global__ void k() { undeclared_thing(); }", "broken.cu", &CompileOptions::new(t("sm_90"))).unwrap_err();
+    let err = fragment::compile(
+        "__global__ void k() { undeclared_thing(); }",
+        "broken.cu",
+        &CompileOptions::new(t("sm_90")),
+    )
+    .unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::Compile { .. }), "{text}");
-    assert!(text.contains("broken.cu") && text.contains("undeclared_thing"), "{text}");
-    let err = fragment::compile("", "x.cu", &CompileOptions::new(t("sm_90")).define("BAD NAME")).unwrap_err();
+    assert!(
+        text.contains("broken.cu") && text.contains("undeclared_thing"),
+        "{text}"
+    );
+    let err = fragment::compile(
+        "",
+        "x.cu",
+        &CompileOptions::new(t("sm_90")).define("BAD NAME"),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("NAME=VALUE"), "{err}");
 }
 
@@ -109,11 +150,20 @@ fn name_expressions_defines_and_cuda_headers() {
         .name_expression("&halves");
     let frag = fragment::compile(source, "templates.cu", &opts).unwrap();
     let lowered = frag.lowered_name("scale<4, float>").unwrap().to_string();
-    assert!(lowered.starts_with("_Z") && lowered.contains("scale"), "{lowered}");
+    assert!(
+        lowered.starts_with("_Z") && lowered.contains("scale"),
+        "{lowered}"
+    );
     let out = link::link(&[LinkInput::from_fragment(&frag)], t("sm_90"), &[]).unwrap();
     let info = CubinInfo::parse(&out.cubin).unwrap();
-    assert!(info.kernels.contains(&lowered), "{:?} lacks {lowered}", info.kernels);
-    assert!(info.kernels.contains(&frag.lowered_name("&halves").unwrap().to_string()));
+    assert!(
+        info.kernels.contains(&lowered),
+        "{:?} lacks {lowered}",
+        info.kernels
+    );
+    assert!(info
+        .kernels
+        .contains(&frag.lowered_name("&halves").unwrap().to_string()));
 }
 
 #[test]
@@ -121,7 +171,13 @@ fn fatbins_from_our_writer_and_nvfatbin_link_and_parse() {
     let fragments = demo::compile_fragments(t("sm_80")).unwrap();
     // Our writer: the entry fragment inside a fatbin, the others as raw LTO-IR.
     let mut w = FatbinWriter::new();
-    w.add(EntryKind::LtoIr, t("sm_80"), &fragments[0].ltoir, Codec::None).unwrap();
+    w.add(
+        EntryKind::LtoIr,
+        t("sm_80"),
+        &fragments[0].ltoir,
+        Codec::None,
+    )
+    .unwrap();
     let ours = w.finish();
     let mut inputs = vec![LinkInput::from_bytes("entry.fatbin", ours).unwrap()];
     inputs.extend(fragments[1..].iter().map(LinkInput::from_fragment));
@@ -129,10 +185,21 @@ fn fatbins_from_our_writer_and_nvfatbin_link_and_parse() {
     assert_eq!(CubinInfo::parse(&cubin).unwrap().kernels, [demo::KERNEL]);
 
     // A ZSTD-compressed PTX entry from our writer links without -lto.
-    let ptx = fragment::compile_ptx("extern \"C\" __global__ void p(float* a) { a[threadIdx.x] *= 2.f; }", "p.cu", &CompileOptions::new(t("sm_80"))).unwrap();
+    let ptx = fragment::compile_ptx(
+        "extern \"C\" __global__ void p(float* a) { a[threadIdx.x] *= 2.f; }",
+        "p.cu",
+        &CompileOptions::new(t("sm_80")),
+    )
+    .unwrap();
     let mut w = FatbinWriter::new();
-    w.add(EntryKind::Ptx, t("compute_80"), ptx.as_bytes(), Codec::Zstd).unwrap();
-    let out = link::link(&[LinkInput::from_bytes("ptx.fatbin", w.finish()).unwrap()], t("sm_90"), &[]).unwrap();
+    w.add(EntryKind::Ptx, t("compute_80"), ptx.as_bytes(), Codec::Zstd)
+        .unwrap();
+    let out = link::link(
+        &[LinkInput::from_bytes("ptx.fatbin", w.finish()).unwrap()],
+        t("sm_90"),
+        &[],
+    )
+    .unwrap();
     assert!(!out.options.contains(&"-lto".to_string()));
     assert_eq!(CubinInfo::parse(&out.cubin).unwrap().kernels, ["p"]);
 
@@ -140,35 +207,79 @@ fn fatbins_from_our_writer_and_nvfatbin_link_and_parse() {
     let nvfatbin = NvFatbin::get().unwrap();
     let built = nvfatbin
         .build(
-            &["-64".into(), "-compress-mode=size".into(), "-compress-all".into()],
             &[
-                FatbinInput { kind: EntryKind::Cubin, data: &cubin, arch: "90a", identifier: "demo" },
-                FatbinInput { kind: EntryKind::Ptx, data: ptx.as_bytes(), arch: "80", identifier: "p" },
-                FatbinInput { kind: EntryKind::LtoIr, data: &fragments[2].ltoir, arch: "100f", identifier: "c" },
+                "-64".into(),
+                "-compress-mode=size".into(),
+                "-compress-all".into(),
+            ],
+            &[
+                FatbinInput {
+                    kind: EntryKind::Cubin,
+                    data: &cubin,
+                    arch: "90a",
+                    identifier: "demo",
+                },
+                FatbinInput {
+                    kind: EntryKind::Ptx,
+                    data: ptx.as_bytes(),
+                    arch: "80",
+                    identifier: "p",
+                },
+                FatbinInput {
+                    kind: EntryKind::LtoIr,
+                    data: &fragments[2].ltoir,
+                    arch: "100f",
+                    identifier: "c",
+                },
             ],
         )
         .unwrap();
     let entries = fatbin::parse(&built).unwrap();
-    let names: Vec<String> = entries.iter().map(|e| format!("{} {}", e.kind, e.target)).collect();
+    let names: Vec<String> = entries
+        .iter()
+        .map(|e| format!("{} {}", e.kind, e.target))
+        .collect();
     assert_eq!(names, ["cubin sm_90a", "ptx compute_80", "ltoir lto_100f"]);
     let cubin_entry = entries.iter().find(|e| e.kind == EntryKind::Cubin).unwrap();
-    assert_eq!(&cubin_entry.decompressed().unwrap()[..cubin.len()], &cubin[..]);
+    assert_eq!(
+        &cubin_entry.decompressed().unwrap()[..cubin.len()],
+        &cubin[..]
+    );
 }
 
 #[test]
 fn a_fatbin_without_a_usable_entry_is_refused_with_its_contents() {
     let fixture = common::read_fixture("sm80_sm90_uncompressed.fatbin");
-    let err = link::link(&[LinkInput::from_bytes("old.fatbin", fixture).unwrap()], t("sm_100"), &[]).unwrap_err().to_string();
-    assert!(err.contains("no entry usable for sm_100") && err.contains("cubin sm_80"), "{err}");
+    let err = link::link(
+        &[LinkInput::from_bytes("old.fatbin", fixture).unwrap()],
+        t("sm_100"),
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("no entry usable for sm_100") && err.contains("cubin sm_80"),
+        "{err}"
+    );
 }
 
 #[test]
 fn bad_inputs_and_options_are_clear_errors() {
-    assert!(link::link(&[], t("sm_90"), &[]).unwrap_err().to_string().contains("nothing to link"));
-    let err = LinkInput::from_bytes("readme.md", b"# hello".to_vec()).unwrap_err().to_string();
-    assert!(err.contains("readme.md") && err.contains("not LTO-IR"), "{err}");
+    assert!(link::link(&[], t("sm_90"), &[])
+        .unwrap_err()
+        .to_string()
+        .contains("nothing to link"));
+    let err = LinkInput::from_bytes("readme.md", b"# hello".to_vec())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("readme.md") && err.contains("not LTO-IR"),
+        "{err}"
+    );
     let fragments = demo::compile_fragments(t("sm_90")).unwrap();
     let inputs: Vec<LinkInput> = fragments.iter().map(LinkInput::from_fragment).collect();
-    let err = link::link(&inputs, t("sm_90"), &["-no-such-option".into()]).unwrap_err().to_string();
+    let err = link::link(&inputs, t("sm_90"), &["-no-such-option".into()])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("unrecognized option"), "{err}");
 }

@@ -8,7 +8,15 @@ use ltokit::fragment::{self, CompileOptions};
 use super::{parse_target, write_file};
 
 /// Compiles `source` and writes the LTO-IR to `output`.
-pub fn run(arch: &str, include: Vec<PathBuf>, define: Vec<String>, name_expressions: Vec<String>, options: Vec<String>, source: &Path, output: &Path) -> anyhow::Result<ExitCode> {
+pub fn run(
+    arch: &str,
+    include: Vec<PathBuf>,
+    define: Vec<String>,
+    name_expressions: Vec<String>,
+    options: Vec<String>,
+    source: &Path,
+    output: &Path,
+) -> anyhow::Result<ExitCode> {
     let mut opts = CompileOptions::new(parse_target(arch)?);
     opts.include_dirs = include;
     opts.defines = define;
@@ -19,7 +27,14 @@ pub fn run(arch: &str, include: Vec<PathBuf>, define: Vec<String>, name_expressi
         eprintln!("{}", frag.log.trim_end());
     }
     write_file(output, &frag.ltoir)?;
-    println!("{} → {} ({} bytes of LTO-IR for {}, NVRTC {})", source.display(), output.display(), frag.ltoir.len(), frag.target, frag.producer);
+    println!(
+        "{} → {} ({} bytes of LTO-IR for {}, NVRTC {})",
+        source.display(),
+        output.display(),
+        frag.ltoir.len(),
+        frag.target,
+        frag.producer
+    );
     for (expr, lowered) in &frag.lowered_names {
         println!("  {expr} = {lowered}");
     }

@@ -22,9 +22,18 @@ pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
     let fragments = demo::compile_fragments(target)?;
     let compile_ms = started.elapsed().as_secs_f64() * 1e3;
     for f in &fragments {
-        println!("  compiled {:<13} → {:>5} bytes of LTO-IR ({}, NVRTC {})", f.name, f.ltoir.len(), f.target, f.producer);
+        println!(
+            "  compiled {:<13} → {:>5} bytes of LTO-IR ({}, NVRTC {})",
+            f.name,
+            f.ltoir.len(),
+            f.target,
+            f.producer
+        );
     }
-    println!("  NVRTC: {compile_ms:.0} ms for {} fragments (includes library start-up)", fragments.len());
+    println!(
+        "  NVRTC: {compile_ms:.0} ms for {} fragments (includes library start-up)",
+        fragments.len()
+    );
 
     let inputs: Vec<LinkInput> = fragments.iter().map(LinkInput::from_fragment).collect();
     let started = Instant::now();
@@ -33,7 +42,10 @@ pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let again = link::link(&inputs, target, &[])?;
     let second_ms = started.elapsed().as_secs_f64() * 1e3;
-    anyhow::ensure!(again.cubin == linked.cubin, "nvJitLink gave different cubins for the same inputs");
+    anyhow::ensure!(
+        again.cubin == linked.cubin,
+        "nvJitLink gave different cubins for the same inputs"
+    );
     println!("  nvJitLink {}: linked {} ({} bytes) in {first_ms:.1} ms (first call, library start-up included), {second_ms:.1} ms again", linked.linker, target, linked.cubin.len());
 
     let cubin_path = out_dir.join(format!("ltk_demo.{target}.cubin"));
@@ -62,7 +74,9 @@ pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
     let check = demo::check_on_gpu(&gpu, &linked.cubin, GPU_CHECK_LEN, seed)?;
     println!(
         "ran {} on {}: {} elements, max relative error {:.2e} vs the CPU reference, {} mismatches (seed {seed})",
@@ -72,5 +86,9 @@ pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
         check.max_rel_error,
         check.mismatches
     );
-    Ok(if check.mismatches == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if check.mismatches == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

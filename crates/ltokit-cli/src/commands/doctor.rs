@@ -46,7 +46,11 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
     let libraries = toolkit::report();
     let (gpus, gpu_note) = gpus();
     let all_found = libraries.iter().all(|l| l.found);
-    let report = Report { libraries, gpus, gpu_note };
+    let report = Report {
+        libraries,
+        gpus,
+        gpu_note,
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -55,25 +59,43 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
             match (&lib.path, lib.version) {
                 (Some(path), Some(version)) => {
                     let origin = lib.origin.map(|o| o.to_string()).unwrap_or_default();
-                    println!("  {:<10} {version:<6} {} (via {origin})", lib.name, path.display());
+                    println!(
+                        "  {:<10} {version:<6} {} (via {origin})",
+                        lib.name,
+                        path.display()
+                    );
                     if let Some(detail) = &lib.detail {
                         println!("  {:<10} {detail}", "");
                     }
                 }
-                _ => println!("  {:<10} NOT FOUND\n{}", lib.name, indent(lib.error.as_deref().unwrap_or(""))),
+                _ => println!(
+                    "  {:<10} NOT FOUND\n{}",
+                    lib.name,
+                    indent(lib.error.as_deref().unwrap_or(""))
+                ),
             }
         }
         println!("GPUs:");
         for gpu in &report.gpus {
-            println!("  [{}] {} — compute capability {} → links for {}", gpu.ordinal, gpu.name, gpu.compute_capability, gpu.target);
+            println!(
+                "  [{}] {} — compute capability {} → links for {}",
+                gpu.ordinal, gpu.name, gpu.compute_capability, gpu.target
+            );
         }
         if let Some(note) = &report.gpu_note {
             println!("  {note}");
         }
     }
-    Ok(if all_found { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if all_found {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("      {l}")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .map(|l| format!("      {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -33,22 +33,49 @@ pub fn run(json: bool, files: &[PathBuf]) -> anyhow::Result<ExitCode> {
             print_text(inv);
         }
     }
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The text form of one file's inventory.
 pub fn print_text(inv: &FileInventory) {
-    println!("{} ({}, {} entries)", inv.path, inv.format, inv.entries.len());
+    println!(
+        "{} ({}, {} entries)",
+        inv.path,
+        inv.format,
+        inv.entries.len()
+    );
     if inv.entries.is_empty() {
         println!("  no device code");
         return;
     }
-    println!("  {:<6} {:<9} {:<5} {:>10} {:>10}  {}", "kind", "arch", "codec", "stored", "raw", "container");
+    println!(
+        "  {:<6} {:<9} {:<5} {:>10} {:>10}  container",
+        "kind", "arch", "codec", "stored", "raw"
+    );
     for e in &inv.entries {
-        println!("  {:<6} {:<9} {:<5} {:>10} {:>10}  {}", e.kind.name(), e.arch, e.codec.name(), e.stored_bytes, e.raw_bytes, e.container);
+        println!(
+            "  {:<6} {:<9} {:<5} {:>10} {:>10}  {}",
+            e.kind.name(),
+            e.arch,
+            e.codec.name(),
+            e.stored_bytes,
+            e.raw_bytes,
+            e.container
+        );
     }
     println!("  totals:");
     for t in &inv.totals {
-        println!("  {:<6} {:<9} {:>3} × {:>10} stored {:>10} raw", t.kind.name(), t.arch, t.count, human_bytes(t.stored_bytes), human_bytes(t.raw_bytes));
+        println!(
+            "  {:<6} {:<9} {:>3} × {:>10} stored {:>10} raw",
+            t.kind.name(),
+            t.arch,
+            t.count,
+            human_bytes(t.stored_bytes),
+            human_bytes(t.raw_bytes)
+        );
     }
 }

@@ -9,9 +9,18 @@ use ltokit::link::{self, LinkInput};
 use super::{parse_target, write_file};
 
 /// Links `inputs` for `arch` and writes the cubin to `output`.
-pub fn run(arch: &str, options: &[String], inputs: &[PathBuf], output: &Path, info_log: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    arch: &str,
+    options: &[String],
+    inputs: &[PathBuf],
+    output: &Path,
+    info_log: bool,
+) -> anyhow::Result<ExitCode> {
     let target = parse_target(arch)?;
-    let inputs = inputs.iter().map(|p| LinkInput::from_file(p)).collect::<Result<Vec<_>, _>>()?;
+    let inputs = inputs
+        .iter()
+        .map(|p| LinkInput::from_file(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let started = std::time::Instant::now();
     let out = link::link(&inputs, target, options)?;
     let elapsed = started.elapsed();

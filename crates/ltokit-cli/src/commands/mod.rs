@@ -22,8 +22,18 @@ pub fn parse_target(arch: &str) -> anyhow::Result<Target> {
 /// The first GPU's `sm_XY` and a description of where it came from.
 pub fn native_target() -> (Target, String) {
     match launch::Gpu::open(0) {
-        Ok(gpu) => (Target::native(gpu.compute_capability()), format!("{} (compute capability {})", gpu.name(), gpu.compute_capability())),
-        Err(e) => ("sm_90".parse().expect("sm_90 is a valid target"), format!("no GPU ({e}); using sm_90")),
+        Ok(gpu) => (
+            Target::native(gpu.compute_capability()),
+            format!(
+                "{} (compute capability {})",
+                gpu.name(),
+                gpu.compute_capability()
+            ),
+        ),
+        Err(e) => (
+            "sm_90".parse().expect("sm_90 is a valid target"),
+            format!("no GPU ({e}); using sm_90"),
+        ),
     }
 }
 

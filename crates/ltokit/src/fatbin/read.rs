@@ -3,7 +3,10 @@
 
 use std::borrow::Cow;
 
-use super::{Codec, EntryKind, CONTAINER_HEADER_SIZE, FLAG_ARCH_SPECIFIC, FLAG_COMPRESSED_IR, FLAG_FAMILY, FLAG_LZ4, FLAG_ZSTD, MAGIC, MIN_ENTRY_HEADER_SIZE};
+use super::{
+    Codec, EntryKind, CONTAINER_HEADER_SIZE, FLAG_ARCH_SPECIFIC, FLAG_COMPRESSED_IR, FLAG_FAMILY,
+    FLAG_LZ4, FLAG_ZSTD, MAGIC, MIN_ENTRY_HEADER_SIZE,
+};
 use crate::arch::{Target, Variant};
 use crate::error::{Error, Result};
 
@@ -55,21 +58,32 @@ impl Entry<'_> {
                 what: format!("{} {} entry at byte {}: nvcc compresses LTO-IR with a private scheme; pass the whole fatbin to nvJitLink instead", self.kind, self.arch_name(), self.offset),
             });
         }
-        let raw = usize::try_from(self.raw_size).map_err(|_| self.decompress_error("size does not fit in memory"))?;
+        let raw = usize::try_from(self.raw_size)
+            .map_err(|_| self.decompress_error("size does not fit in memory"))?;
         let out = if self.codec == Codec::Zstd {
-            zstd::bulk::decompress(self.payload, raw).map_err(|e| self.decompress_error(&e.to_string()))?
+            zstd::bulk::decompress(self.payload, raw)
+                .map_err(|e| self.decompress_error(&e.to_string()))?
         } else {
-            lz4_flex::block::decompress(self.payload, raw).map_err(|e| self.decompress_error(&e.to_string()))?
+            lz4_flex::block::decompress(self.payload, raw)
+                .map_err(|e| self.decompress_error(&e.to_string()))?
         };
         if out.len() != raw {
-            return Err(self.decompress_error(&format!("got {} bytes, header says {raw}", out.len())));
+            return Err(
+                self.decompress_error(&format!("got {} bytes, header says {raw}", out.len()))
+            );
         }
         Ok(Cow::Owned(out))
     }
 
     fn decompress_error(&self, why: &str) -> Error {
         Error::Decompress {
-            what: format!("{} {} {} entry at byte {}: {why}", self.codec, self.kind, self.arch_name(), self.offset),
+            what: format!(
+                "{} {} {} entry at byte {}: {why}",
+                self.codec,
+                self.kind,
+                self.arch_name(),
+                self.offset
+            ),
         }
     }
 }
@@ -81,7 +95,15 @@ impl<'a> Bytes<'a> {
     fn slice(&self, at: usize, len: usize, what: &str) -> Result<&'a [u8]> {
         at.checked_add(len)
             .and_then(|end| self.0.get(at..end))
-            .ok_or_else(|| Error::fatbin(at, format!("{what} ({len} bytes) runs past the end of the input ({} bytes)", self.0.len())))
+            .ok_or_else(|| {
+                Error::fatbin(
+                    at,
+                    format!(
+                        "{what} ({len} bytes) runs past the end of the input ({} bytes)",
+                        self.0.len()
+                    ),
+                )
+            })
     }
     fn u16(&self, at: usize) -> Result<u16> {
         let b = self.slice(at, 2, "u16 field")?;
@@ -115,7 +137,10 @@ pub fn parse(data: &[u8]) -> Result<Vec<Entry<'_>>> {
     let mut entries = Vec::new();
     let mut at = 0usize;
     if !is_fatbin(data) {
-        return Err(Error::fatbin(0, format!("not a fatbin: the magic 0x{MAGIC:08X} is missing")));
+        return Err(Error::fatbin(
+            0,
+            format!("not a fatbin: the magic 0x{MAGIC:08X} is missing"),
+        ));
     }
     loop {
         while at < data.len() && data[at] == 0 {
@@ -132,17 +157,29 @@ pub fn parse(data: &[u8]) -> Result<Vec<Entry<'_>>> {
 }
 
 /// Parses the container at `start`; returns the offset just past it.
-fn parse_container<'a>(bytes: &Bytes<'a>, start: usize, entries: &mut Vec<Entry<'a>>) -> Result<usize> {
+fn parse_container<'a>(
+    bytes: &Bytes<'a>,
+    start: usize,
+    entries: &mut Vec<Entry<'a>>,
+) -> Result<usize> {
     let version = bytes.u16(start + 4)?;
     if version != 1 {
-        return Err(Error::fatbin(start + 4, format!("container version {version} is not supported (only 1 is known)")));
+        return Err(Error::fatbin(
+            start + 4,
+            format!("container version {version} is not supported (only 1 is known)"),
+        ));
     }
     let header_size = bytes.u16(start + 6)? as usize;
     if header_size < CONTAINER_HEADER_SIZE {
-        return Err(Error::fatbin(start + 6, format!("container header size {header_size} is smaller than {CONTAINER_HEADER_SIZE}")));
+        return Err(Error::fatbin(
+            start + 6,
+            format!("container header size {header_size} is smaller than {CONTAINER_HEADER_SIZE}"),
+        ));
     }
     let body_size = to_usize(bytes.u64(start + 8)?, start + 8, "container size")?;
-    let body_start = start.checked_add(header_size).ok_or_else(|| Error::fatbin(start, "container header size overflows"))?;
+    let body_start = start
+        .checked_add(header_size)
+        .ok_or_else(|| Error::fatbin(start, "container header size overflows"))?;
     let body = bytes.slice(body_start, body_size, "container body")?;
     let body_end = body_start + body.len();
     let mut at = body_start;
@@ -156,11 +193,18 @@ fn parse_container<'a>(bytes: &Bytes<'a>, start: usize, entries: &mut Vec<Entry<
 
 fn parse_entry<'a>(bytes: &Bytes<'a>, at: usize, body_end: usize) -> Result<(Entry<'a>, usize)> {
     let kind_code = bytes.u16(at)?;
-    let kind = EntryKind::from_code(kind_code)
-        .ok_or_else(|| Error::fatbin(at, format!("unknown entry kind {kind_code} (known: 1 = PTX, 2 = cubin, 8 = LTO-IR)")))?;
+    let kind = EntryKind::from_code(kind_code).ok_or_else(|| {
+        Error::fatbin(
+            at,
+            format!("unknown entry kind {kind_code} (known: 1 = PTX, 2 = cubin, 8 = LTO-IR)"),
+        )
+    })?;
     let header_size = bytes.u32(at + 4)? as usize;
     if header_size < MIN_ENTRY_HEADER_SIZE {
-        return Err(Error::fatbin(at + 4, format!("entry header size {header_size} is smaller than {MIN_ENTRY_HEADER_SIZE}")));
+        return Err(Error::fatbin(
+            at + 4,
+            format!("entry header size {header_size} is smaller than {MIN_ENTRY_HEADER_SIZE}"),
+        ));
     }
     let padded_size = to_usize(bytes.u64(at + 8)?, at + 8, "entry payload size")?;
     let header = bytes.slice(at, header_size, "entry header")?;
@@ -168,7 +212,12 @@ fn parse_entry<'a>(bytes: &Bytes<'a>, at: usize, body_end: usize) -> Result<(Ent
     let payload_end = payload_start
         .checked_add(padded_size)
         .filter(|&end| end <= body_end)
-        .ok_or_else(|| Error::fatbin(at + 8, format!("entry payload of {padded_size} bytes runs past the end of its container")))?;
+        .ok_or_else(|| {
+            Error::fatbin(
+                at + 8,
+                format!("entry payload of {padded_size} bytes runs past the end of its container"),
+            )
+        })?;
     let compressed_size = bytes.u32(at + 0x10)? as usize;
     let options_offset = bytes.u32(at + 0x14)? as usize;
     let payload_version = (bytes.u16(at + 0x1A)?, bytes.u16(at + 0x18)?);
@@ -182,35 +231,64 @@ fn parse_entry<'a>(bytes: &Bytes<'a>, at: usize, body_end: usize) -> Result<(Ent
         (false, false) => Codec::None,
         (true, false) => Codec::Lz4,
         (false, true) => Codec::Zstd,
-        (true, true) => return Err(Error::fatbin(at + 0x28, "entry flags claim both LZ4 and ZSTD compression")),
+        (true, true) => {
+            return Err(Error::fatbin(
+                at + 0x28,
+                "entry flags claim both LZ4 and ZSTD compression",
+            ))
+        }
     };
     let variant = match (flags & FLAG_ARCH_SPECIFIC != 0, flags & FLAG_FAMILY != 0) {
         (false, false) => Variant::Base,
         (true, false) => Variant::Specific,
         (false, true) => Variant::Family,
-        (true, true) => return Err(Error::fatbin(at + 0x28, "entry flags claim both the arch-specific (a) and family (f) suffix")),
+        (true, true) => {
+            return Err(Error::fatbin(
+                at + 0x28,
+                "entry flags claim both the arch-specific (a) and family (f) suffix",
+            ))
+        }
     };
-    let target = Target::from_number(kind.code_kind(), arch, variant)
-        .map_err(|_| Error::fatbin(at + 0x1C, format!("entry architecture {arch} is out of range")))?;
+    let target = Target::from_number(kind.code_kind(), arch, variant).map_err(|_| {
+        Error::fatbin(
+            at + 0x1C,
+            format!("entry architecture {arch} is out of range"),
+        )
+    })?;
 
     let (payload, raw_size) = if codec == Codec::None {
         (&bytes.0[payload_start..payload_end], padded_size as u64)
     } else {
-        let stored = if compressed_size == 0 { padded_size } else { compressed_size };
+        let stored = if compressed_size == 0 {
+            padded_size
+        } else {
+            compressed_size
+        };
         if stored > padded_size {
-            return Err(Error::fatbin(at + 0x10, format!("compressed size {stored} exceeds the payload size {padded_size}")));
+            return Err(Error::fatbin(
+                at + 0x10,
+                format!("compressed size {stored} exceeds the payload size {padded_size}"),
+            ));
         }
-        let limit = (stored as u64).saturating_mul(MAX_COMPRESSION_RATIO).min(MAX_RAW_ENTRY_BYTES);
+        let limit = (stored as u64)
+            .saturating_mul(MAX_COMPRESSION_RATIO)
+            .min(MAX_RAW_ENTRY_BYTES);
         if uncompressed_size == 0 || uncompressed_size > limit {
             return Err(Error::fatbin(at + 0x38, format!("uncompressed size {uncompressed_size} is implausible for {stored} compressed bytes")));
         }
-        (&bytes.0[payload_start..payload_start + stored], uncompressed_size)
+        (
+            &bytes.0[payload_start..payload_start + stored],
+            uncompressed_size,
+        )
     };
 
     let identifier = header_string(header, id_offset, id_len);
     let options = if options_offset != 0 {
         let descriptor = Bytes(header);
-        match (descriptor.u32(options_offset), descriptor.u32(options_offset + 4)) {
+        match (
+            descriptor.u32(options_offset),
+            descriptor.u32(options_offset + 4),
+        ) {
             (Ok(off), Ok(len)) => header_string(header, off as usize, len as usize),
             _ => None,
         }

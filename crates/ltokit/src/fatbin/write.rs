@@ -6,7 +6,10 @@
 //! LTO-IR is always stored raw, because nvcc's compressed LTO-IR uses a private scheme
 //! that only NVIDIA's tools read.
 
-use super::{Codec, EntryKind, CONTAINER_HEADER_SIZE, FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_FAMILY, FLAG_HOST_LINUX, FLAG_ZSTD, MAGIC, MIN_ENTRY_HEADER_SIZE};
+use super::{
+    Codec, EntryKind, CONTAINER_HEADER_SIZE, FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_FAMILY,
+    FLAG_HOST_LINUX, FLAG_ZSTD, MAGIC, MIN_ENTRY_HEADER_SIZE,
+};
 use crate::arch::{Target, Variant};
 use crate::error::{Error, Result};
 use crate::ltoir;
@@ -40,15 +43,25 @@ impl FatbinWriter {
 
     /// Adds one entry. `target`'s number and `a`/`f` suffix are recorded; its kind is
     /// taken from `kind`. `codec` may be [`Codec::None`] or [`Codec::Zstd`] (not for LTO-IR).
-    pub fn add(&mut self, kind: EntryKind, target: Target, payload: &[u8], codec: Codec) -> Result<&mut Self> {
+    pub fn add(
+        &mut self,
+        kind: EntryKind,
+        target: Target,
+        payload: &[u8],
+        codec: Codec,
+    ) -> Result<&mut Self> {
         if payload.is_empty() {
-            return Err(Error::InvalidArgument(format!("empty {kind} payload for {target}")));
+            return Err(Error::InvalidArgument(format!(
+                "empty {kind} payload for {target}"
+            )));
         }
         let version = match kind {
             EntryKind::Ptx => ptx_isa_version(payload).unwrap_or((9, 0)),
             EntryKind::Cubin => (1, 8),
             EntryKind::LtoIr => ltoir::header_version(payload).ok_or_else(|| {
-                Error::InvalidArgument(format!("payload for {target} is not LTO-IR (its magic is missing)"))
+                Error::InvalidArgument(format!(
+                    "payload for {target} is not LTO-IR (its magic is missing)"
+                ))
             })?,
         };
         let stored = match codec {
@@ -98,13 +111,26 @@ impl FatbinWriter {
                 flags |= FLAG_ZSTD;
             }
             let has_options = e.kind != EntryKind::Cubin;
-            let header_size = if has_options { OPTIONS_HEADER_SIZE } else { MIN_ENTRY_HEADER_SIZE };
+            let header_size = if has_options {
+                OPTIONS_HEADER_SIZE
+            } else {
+                MIN_ENTRY_HEADER_SIZE
+            };
             body.extend_from_slice(&e.kind.code().to_le_bytes());
             body.extend_from_slice(&0x0101u16.to_le_bytes());
             body.extend_from_slice(&(header_size as u32).to_le_bytes());
             body.extend_from_slice(&(padded as u64).to_le_bytes());
-            body.extend_from_slice(&(if compressed { e.stored.len() as u32 } else { 0 }).to_le_bytes());
-            body.extend_from_slice(&(if has_options { MIN_ENTRY_HEADER_SIZE as u32 } else { 0 }).to_le_bytes());
+            body.extend_from_slice(
+                &(if compressed { e.stored.len() as u32 } else { 0 }).to_le_bytes(),
+            );
+            body.extend_from_slice(
+                &(if has_options {
+                    MIN_ENTRY_HEADER_SIZE as u32
+                } else {
+                    0
+                })
+                .to_le_bytes(),
+            );
             body.extend_from_slice(&e.version.1.to_le_bytes()); // minor, then major
             body.extend_from_slice(&e.version.0.to_le_bytes());
             body.extend_from_slice(&e.target.number().to_le_bytes());
@@ -135,7 +161,10 @@ impl FatbinWriter {
 /// The `.version X.Y` directive of PTX text.
 fn ptx_isa_version(ptx: &[u8]) -> Option<(u16, u16)> {
     let text = std::str::from_utf8(ptx.get(..ptx.len().min(4096))?).ok()?;
-    let line = text.lines().map(str::trim).find(|l| l.starts_with(".version"))?;
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with(".version"))?;
     let (major, minor) = line.trim_start_matches(".version").trim().split_once('.')?;
     Some((major.parse().ok()?, minor.trim().parse().ok()?))
 }
@@ -146,7 +175,10 @@ mod tests {
 
     #[test]
     fn ptx_version_is_read_from_the_directive() {
-        assert_eq!(ptx_isa_version(b"//\n.version 9.0\n.target sm_90\n"), Some((9, 0)));
+        assert_eq!(
+            ptx_isa_version(b"//\n.version 9.0\n.target sm_90\n"),
+            Some((9, 0))
+        );
         assert_eq!(ptx_isa_version(b".target sm_90\n"), None);
     }
 }

@@ -60,7 +60,10 @@ pub fn candidate_dirs() -> Vec<(PathBuf, Origin)> {
         return vec![(dir, Origin::EnvLibDir)];
     }
     let mut dirs = Vec::new();
-    for (var, origin) in [("CUDA_HOME", Origin::CudaHome), ("CUDA_PATH", Origin::CudaPath)] {
+    for (var, origin) in [
+        ("CUDA_HOME", Origin::CudaHome),
+        ("CUDA_PATH", Origin::CudaPath),
+    ] {
         if let Some(root) = env_path(var) {
             dirs.push((root.join("lib64"), origin));
             dirs.push((root.join("lib"), origin));
@@ -138,7 +141,8 @@ fn site_packages_dirs() -> Vec<PathBuf> {
         out.extend(python_lib_dirs(&home.join(".local/lib")));
         // pyenv keeps one site-packages per installed interpreter.
         if let Ok(versions) = std::fs::read_dir(home.join(".pyenv/versions")) {
-            let mut roots: Vec<PathBuf> = versions.flatten().map(|e| e.path().join("lib")).collect();
+            let mut roots: Vec<PathBuf> =
+                versions.flatten().map(|e| e.path().join("lib")).collect();
             roots.sort();
             for root in roots {
                 out.extend(python_lib_dirs(&root));
@@ -202,11 +206,19 @@ mod tests {
     #[test]
     fn python_lib_dirs_finds_site_and_dist_packages_newest_first() {
         let root = std::env::temp_dir().join(format!("ltokit-disc-{}", std::process::id()));
-        for d in ["python3.10/site-packages", "python3.12/dist-packages", "python3.12/site-packages", "perl5"] {
+        for d in [
+            "python3.10/site-packages",
+            "python3.12/dist-packages",
+            "python3.12/site-packages",
+            "perl5",
+        ] {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
         let found = python_lib_dirs(&root);
-        let rel: Vec<_> = found.iter().map(|p| p.strip_prefix(&root).unwrap().to_owned()).collect();
+        let rel: Vec<_> = found
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().to_owned())
+            .collect();
         assert_eq!(
             rel,
             [

@@ -94,7 +94,10 @@ pub(crate) fn open_library(spec: &LibrarySpec) -> Result<OpenedLibrary> {
                 origin: Origin::SystemLoader,
             });
         }
-        searched.push(PathBuf::from(format!("{} (system loader: LD_LIBRARY_PATH, ld.so.cache)", spec.soname)));
+        searched.push(PathBuf::from(format!(
+            "{} (system loader: LD_LIBRARY_PATH, ld.so.cache)",
+            spec.soname
+        )));
     }
     Err(Error::LibraryNotFound {
         library: spec.name,
@@ -161,9 +164,8 @@ pub(crate) fn c_strings(items: &[String]) -> Result<Vec<std::ffi::CString>> {
     items
         .iter()
         .map(|s| {
-            std::ffi::CString::new(s.as_bytes()).map_err(|_| {
-                Error::InvalidArgument(format!("option {s:?} contains a NUL byte"))
-            })
+            std::ffi::CString::new(s.as_bytes())
+                .map_err(|_| Error::InvalidArgument(format!("option {s:?} contains a NUL byte")))
         })
         .collect()
 }
@@ -178,7 +180,10 @@ impl<T> Lazy<T> {
     }
 
     pub(crate) fn get_or_load(&self, load: impl FnOnce() -> Result<T>) -> Result<Arc<T>> {
-        let mut slot = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(loaded) = slot.as_ref() {
             return Ok(Arc::clone(loaded));
         }
@@ -240,10 +245,20 @@ pub fn report() -> Vec<LibraryReport> {
     }
     vec![
         row("NVRTC", nvrtc::Nvrtc::get(), |l| {
-            (l.path().to_owned(), l.origin(), l.version(), Some(format!("builtins: {}", l.builtins_path().display())))
+            (
+                l.path().to_owned(),
+                l.origin(),
+                l.version(),
+                Some(format!("builtins: {}", l.builtins_path().display())),
+            )
         }),
         row("nvJitLink", nvjitlink::NvJitLink::get(), |l| {
-            (l.path().to_owned(), l.origin(), l.version(), Some(format!("symbols: {}", l.symbol_flavour())))
+            (
+                l.path().to_owned(),
+                l.origin(),
+                l.version(),
+                Some(format!("symbols: {}", l.symbol_flavour())),
+            )
         }),
         row("nvFatbin", nvfatbin::NvFatbin::get(), |l| {
             (l.path().to_owned(), l.origin(), l.version(), None)

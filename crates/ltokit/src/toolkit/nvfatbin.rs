@@ -6,9 +6,11 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{c_string, c_strings, open_library, resolve, Lazy, LibrarySpec, OpenedLibrary, Version};
-use crate::fatbin::EntryKind;
+use super::{
+    c_string, c_strings, open_library, resolve, Lazy, LibrarySpec, OpenedLibrary, Version,
+};
 use crate::error::{Error, Result};
+use crate::fatbin::EntryKind;
 
 const SPEC: LibrarySpec = LibrarySpec {
     name: "nvFatbin",
@@ -22,9 +24,24 @@ struct Fns {
     error_string: unsafe extern "C" fn(Res) -> *const c_char,
     create: unsafe extern "C" fn(*mut Handle, *const *const c_char, usize) -> Res,
     destroy: unsafe extern "C" fn(*mut Handle) -> Res,
-    add_ptx: unsafe extern "C" fn(Handle, *const c_char, usize, *const c_char, *const c_char, *const c_char) -> Res,
-    add_cubin: unsafe extern "C" fn(Handle, *const c_void, usize, *const c_char, *const c_char) -> Res,
-    add_ltoir: unsafe extern "C" fn(Handle, *const c_void, usize, *const c_char, *const c_char, *const c_char) -> Res,
+    add_ptx: unsafe extern "C" fn(
+        Handle,
+        *const c_char,
+        usize,
+        *const c_char,
+        *const c_char,
+        *const c_char,
+    ) -> Res,
+    add_cubin:
+        unsafe extern "C" fn(Handle, *const c_void, usize, *const c_char, *const c_char) -> Res,
+    add_ltoir: unsafe extern "C" fn(
+        Handle,
+        *const c_void,
+        usize,
+        *const c_char,
+        *const c_char,
+        *const c_char,
+    ) -> Res,
     size: unsafe extern "C" fn(Handle, *mut usize) -> Res,
     get: unsafe extern "C" fn(Handle, *mut c_void) -> Res,
 }
@@ -107,7 +124,11 @@ impl NvFatbin {
         }
         // SAFETY: nvFatbinGetErrorString accepts any code and returns a static string.
         let message = c_string(unsafe { (self.fns.error_string)(rc) });
-        Err(Error::Nvfatbin { call, code: rc, message })
+        Err(Error::Nvfatbin {
+            call,
+            code: rc,
+            message,
+        })
     }
 
     /// Builds a fatbin from `inputs` with nvFatbin `options` (e.g. `-64`,
@@ -117,12 +138,16 @@ impl NvFatbin {
         let ptrs: Vec<*const c_char> = c_opts.iter().map(|s| s.as_ptr()).collect();
         let mut raw: Handle = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; `ptrs` holds that many NUL-terminated strings.
-        self.check("nvFatbinCreate", unsafe { (self.fns.create)(&mut raw, ptrs.as_ptr(), ptrs.len()) })?;
+        self.check("nvFatbinCreate", unsafe {
+            (self.fns.create)(&mut raw, ptrs.as_ptr(), ptrs.len())
+        })?;
         let handle = Guard { lib: self, raw };
         let empty = CString::default();
         for input in inputs {
-            let arch = CString::new(input.arch).map_err(|_| Error::InvalidArgument("arch contains NUL".into()))?;
-            let ident = CString::new(input.identifier).map_err(|_| Error::InvalidArgument("identifier contains NUL".into()))?;
+            let arch = CString::new(input.arch)
+                .map_err(|_| Error::InvalidArgument("arch contains NUL".into()))?;
+            let ident = CString::new(input.identifier)
+                .map_err(|_| Error::InvalidArgument("identifier contains NUL".into()))?;
             // SAFETY (all three arms): data pointer and length describe a live slice; the
             // strings are NUL-terminated and outlive the call; the handle is live.
             let (call, rc) = match input.kind {
@@ -132,19 +157,49 @@ impl NvFatbin {
                     if text.last() != Some(&0) {
                         text.push(0);
                     }
-                    ("nvFatbinAddPTX", unsafe { (self.fns.add_ptx)(handle.raw, text.as_ptr().cast(), text.len(), arch.as_ptr(), ident.as_ptr(), empty.as_ptr()) })
+                    ("nvFatbinAddPTX", unsafe {
+                        (self.fns.add_ptx)(
+                            handle.raw,
+                            text.as_ptr().cast(),
+                            text.len(),
+                            arch.as_ptr(),
+                            ident.as_ptr(),
+                            empty.as_ptr(),
+                        )
+                    })
                 }
-                EntryKind::Cubin => ("nvFatbinAddCubin", unsafe { (self.fns.add_cubin)(handle.raw, input.data.as_ptr().cast(), input.data.len(), arch.as_ptr(), ident.as_ptr()) }),
-                EntryKind::LtoIr => ("nvFatbinAddLTOIR", unsafe { (self.fns.add_ltoir)(handle.raw, input.data.as_ptr().cast(), input.data.len(), arch.as_ptr(), ident.as_ptr(), empty.as_ptr()) }),
+                EntryKind::Cubin => ("nvFatbinAddCubin", unsafe {
+                    (self.fns.add_cubin)(
+                        handle.raw,
+                        input.data.as_ptr().cast(),
+                        input.data.len(),
+                        arch.as_ptr(),
+                        ident.as_ptr(),
+                    )
+                }),
+                EntryKind::LtoIr => ("nvFatbinAddLTOIR", unsafe {
+                    (self.fns.add_ltoir)(
+                        handle.raw,
+                        input.data.as_ptr().cast(),
+                        input.data.len(),
+                        arch.as_ptr(),
+                        ident.as_ptr(),
+                        empty.as_ptr(),
+                    )
+                }),
             };
             self.check(call, rc)?;
         }
         let mut size = 0usize;
         // SAFETY: the handle is live and `size` a valid out-pointer.
-        self.check("nvFatbinSize", unsafe { (self.fns.size)(handle.raw, &mut size) })?;
+        self.check("nvFatbinSize", unsafe {
+            (self.fns.size)(handle.raw, &mut size)
+        })?;
         let mut out = vec![0u8; size];
         // SAFETY: `out` has exactly the size nvFatbin reported.
-        self.check("nvFatbinGet", unsafe { (self.fns.get)(handle.raw, out.as_mut_ptr().cast()) })?;
+        self.check("nvFatbinGet", unsafe {
+            (self.fns.get)(handle.raw, out.as_mut_ptr().cast())
+        })?;
         Ok(out)
     }
 }

@@ -9,7 +9,10 @@ use std::ffi::{c_char, c_void};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{c_strings, log_to_string, open_library, resolve, Lazy, LibrarySpec, OpenedLibrary, Version, CUDA_MAJOR};
+use super::{
+    c_strings, log_to_string, open_library, resolve, Lazy, LibrarySpec, OpenedLibrary, Version,
+    CUDA_MAJOR,
+};
 use crate::error::{Error, Result};
 
 const SPEC: LibrarySpec = LibrarySpec {
@@ -96,7 +99,11 @@ impl NvJitLink {
         let opened = open_library(&SPEC)?;
         let names = |api: &str| -> Vec<String> {
             let mut v = vec![api.to_string()];
-            v.extend((0..=MAX_PROBED_MINOR).rev().map(|m| format!("__{api}_{CUDA_MAJOR}_{m}")));
+            v.extend(
+                (0..=MAX_PROBED_MINOR)
+                    .rev()
+                    .map(|m| format!("__{api}_{CUDA_MAJOR}_{m}")),
+            );
             v
         };
         macro_rules! sym {
@@ -119,7 +126,8 @@ impl NvJitLink {
             info_log: sym!("nvJitLinkGetInfoLog"),
         };
         // SAFETY: probing for a symbol has no side effects.
-        let plain_symbols = unsafe { opened.library.get::<*const c_void>(b"nvJitLinkCreate") }.is_ok();
+        let plain_symbols =
+            unsafe { opened.library.get::<*const c_void>(b"nvJitLinkCreate") }.is_ok();
         let version = Self::detect_version(&opened)?;
         if version.major != CUDA_MAJOR {
             return Err(Error::UnsupportedVersion {
@@ -200,24 +208,35 @@ impl NvJitLink {
         let handle = HandleGuard { lib: self, raw };
         handle.check("nvJitLinkCreate", rc)?;
         for input in inputs {
-            let name = std::ffi::CString::new(input.name.replace('\0', "?"))
-                .unwrap_or_default();
+            let name = std::ffi::CString::new(input.name.replace('\0', "?")).unwrap_or_default();
             // SAFETY: the data pointer and length describe a live slice; name is
             // NUL-terminated; the handle is live.
             let rc = unsafe {
-                (self.fns.add_data)(handle.raw, input.kind as u32, input.data.as_ptr().cast(), input.data.len(), name.as_ptr())
+                (self.fns.add_data)(
+                    handle.raw,
+                    input.kind as u32,
+                    input.data.as_ptr().cast(),
+                    input.data.len(),
+                    name.as_ptr(),
+                )
             };
-            handle.check("nvJitLinkAddData", rc).map_err(|e| with_input(e, input.name))?;
+            handle
+                .check("nvJitLinkAddData", rc)
+                .map_err(|e| with_input(e, input.name))?;
         }
         // SAFETY: the handle is live.
         let rc = unsafe { (self.fns.complete)(handle.raw) };
         handle.check("nvJitLinkComplete", rc)?;
         let mut size = 0usize;
         // SAFETY: the handle is live and `size` a valid out-pointer.
-        handle.check("nvJitLinkGetLinkedCubinSize", unsafe { (self.fns.cubin_size)(handle.raw, &mut size) })?;
+        handle.check("nvJitLinkGetLinkedCubinSize", unsafe {
+            (self.fns.cubin_size)(handle.raw, &mut size)
+        })?;
         let mut cubin = vec![0u8; size];
         // SAFETY: `cubin` has exactly the size nvJitLink reported.
-        handle.check("nvJitLinkGetLinkedCubin", unsafe { (self.fns.cubin)(handle.raw, cubin.as_mut_ptr().cast()) })?;
+        handle.check("nvJitLinkGetLinkedCubin", unsafe {
+            (self.fns.cubin)(handle.raw, cubin.as_mut_ptr().cast())
+        })?;
         Ok(Linked {
             cubin,
             info_log: handle.log(self.fns.info_log_size, self.fns.info_log),
@@ -280,7 +299,12 @@ impl Drop for HandleGuard<'_> {
 
 fn with_input(err: Error, input: &str) -> Error {
     match err {
-        Error::Link { call, code, reason, log } => Error::Link {
+        Error::Link {
+            call,
+            code,
+            reason,
+            log,
+        } => Error::Link {
             call,
             code,
             reason: format!("{reason} (input {input})"),

@@ -8,7 +8,10 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{c_string, c_strings, load_by_path, log_to_string, open_library, resolve, Lazy, LibrarySpec, OpenedLibrary, Version, CUDA_MAJOR};
+use super::{
+    c_string, c_strings, load_by_path, log_to_string, open_library, resolve, Lazy, LibrarySpec,
+    OpenedLibrary, Version, CUDA_MAJOR,
+};
 use crate::error::{Error, Result};
 
 const SPEC: LibrarySpec = LibrarySpec {
@@ -21,7 +24,14 @@ type Res = c_int;
 
 struct Fns {
     error_string: unsafe extern "C" fn(Res) -> *const c_char,
-    create: unsafe extern "C" fn(*mut Program, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> Res,
+    create: unsafe extern "C" fn(
+        *mut Program,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> Res,
     destroy: unsafe extern "C" fn(*mut Program) -> Res,
     compile: unsafe extern "C" fn(Program, c_int, *const *const c_char) -> Res,
     ltoir_size: unsafe extern "C" fn(Program, *mut usize) -> Res,
@@ -142,29 +152,55 @@ impl Nvrtc {
         }
         // SAFETY: nvrtcGetErrorString accepts any code and returns a static string.
         let message = c_string(unsafe { (self.fns.error_string)(rc) });
-        Err(Error::Nvrtc { call, code: rc, message })
+        Err(Error::Nvrtc {
+            call,
+            code: rc,
+            message,
+        })
     }
 
     /// Compiles one CUDA C++ source. `options` are passed as given (the caller adds
     /// `-dlto` for LTO-IR); `name_expressions` are template instantiations whose lowered
     /// names are returned. Compilation errors carry NVRTC's log.
-    pub fn compile(&self, source: &str, name: &str, options: &[String], name_expressions: &[String], output: Output) -> Result<Compiled> {
-        let src = CString::new(source).map_err(|_| Error::InvalidArgument(format!("{name}: source contains a NUL byte")))?;
-        let c_name = CString::new(name).map_err(|_| Error::InvalidArgument(format!("program name {name:?} contains a NUL byte")))?;
+    pub fn compile(
+        &self,
+        source: &str,
+        name: &str,
+        options: &[String],
+        name_expressions: &[String],
+        output: Output,
+    ) -> Result<Compiled> {
+        let src = CString::new(source)
+            .map_err(|_| Error::InvalidArgument(format!("{name}: source contains a NUL byte")))?;
+        let c_name = CString::new(name).map_err(|_| {
+            Error::InvalidArgument(format!("program name {name:?} contains a NUL byte"))
+        })?;
         let mut raw: Program = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; source and name are NUL-terminated; no
         // headers are passed (count 0, null arrays).
-        let rc = unsafe { (self.fns.create)(&mut raw, src.as_ptr(), c_name.as_ptr(), 0, std::ptr::null(), std::ptr::null()) };
+        let rc = unsafe {
+            (self.fns.create)(
+                &mut raw,
+                src.as_ptr(),
+                c_name.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
         self.check("nvrtcCreateProgram", rc)?;
         let program = ProgramGuard { nvrtc: self, raw };
         let c_exprs = c_strings(name_expressions)?;
         for expr in &c_exprs {
             // SAFETY: the program is live; `expr` is NUL-terminated.
-            self.check("nvrtcAddNameExpression", unsafe { (self.fns.add_name_expression)(program.raw, expr.as_ptr()) })?;
+            self.check("nvrtcAddNameExpression", unsafe {
+                (self.fns.add_name_expression)(program.raw, expr.as_ptr())
+            })?;
         }
         let c_opts = c_strings(options)?;
         let ptrs: Vec<*const c_char> = c_opts.iter().map(|s| s.as_ptr()).collect();
-        let count = c_int::try_from(ptrs.len()).map_err(|_| Error::InvalidArgument("too many NVRTC options".into()))?;
+        let count = c_int::try_from(ptrs.len())
+            .map_err(|_| Error::InvalidArgument("too many NVRTC options".into()))?;
         // SAFETY: the program is live; `ptrs` holds `count` NUL-terminated strings.
         let rc = unsafe { (self.fns.compile)(program.raw, count, ptrs.as_ptr()) };
         let log = program.log();
@@ -176,7 +212,14 @@ impl Nvrtc {
             return Err(Error::Compile {
                 name: name.to_string(),
                 options: options.join(" "),
-                log: if log.trim().is_empty() { self.check("nvrtcCompileProgram", rc).err().map(|e| e.to_string()).unwrap_or_default() } else { log },
+                log: if log.trim().is_empty() {
+                    self.check("nvrtcCompileProgram", rc)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default()
+                } else {
+                    log
+                },
             });
         }
         let (size_fn, get_fn, what) = match output {
@@ -188,7 +231,9 @@ impl Nvrtc {
         self.check(what, unsafe { size_fn(program.raw, &mut size) })?;
         let mut code = vec![0u8; size];
         // SAFETY: `code` has exactly the size NVRTC reported.
-        self.check(what, unsafe { get_fn(program.raw, code.as_mut_ptr().cast()) })?;
+        self.check(what, unsafe {
+            get_fn(program.raw, code.as_mut_ptr().cast())
+        })?;
         if output == Output::Ptx {
             while code.last() == Some(&0) {
                 code.pop();
@@ -199,10 +244,16 @@ impl Nvrtc {
             let mut lowered: *const c_char = std::ptr::null();
             // SAFETY: the program is live and compiled; the returned string lives as long
             // as the program and is copied before the program is destroyed.
-            self.check("nvrtcGetLoweredName", unsafe { (self.fns.lowered_name)(program.raw, c_expr.as_ptr(), &mut lowered) })?;
+            self.check("nvrtcGetLoweredName", unsafe {
+                (self.fns.lowered_name)(program.raw, c_expr.as_ptr(), &mut lowered)
+            })?;
             lowered_names.push((expr.clone(), c_string(lowered)));
         }
-        Ok(Compiled { code, log, lowered_names })
+        Ok(Compiled {
+            code,
+            log,
+            lowered_names,
+        })
     }
 }
 
@@ -244,7 +295,10 @@ fn preload_builtins(nvrtc_path: &Path, version: Version) -> Result<(libloading::
     let file = format!("libnvrtc-builtins.so.{}.{}", version.major, version.minor);
     let resolved = std::fs::canonicalize(nvrtc_path).unwrap_or_else(|_| nvrtc_path.to_owned());
     let mut searched = Vec::new();
-    for dir in [nvrtc_path.parent(), resolved.parent()].into_iter().flatten() {
+    for dir in [nvrtc_path.parent(), resolved.parent()]
+        .into_iter()
+        .flatten()
+    {
         let candidate = dir.join(&file);
         if candidate.is_file() {
             return Ok((load_by_path(&candidate)?, candidate));

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 /// The fixture folder: `LTOKIT_TEST_FIXTURES` when set (test binaries copied to the GPU
 /// machine), else the repository's tests/fixtures.
 pub fn fixtures() -> PathBuf {
-    std::env::var_os("LTOKIT_TEST_FIXTURES").map_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures")), PathBuf::from)
+    std::env::var_os("LTOKIT_TEST_FIXTURES").map_or_else(
+        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures")),
+        PathBuf::from,
+    )
 }
 
 /// Reads one fixture.
