@@ -50,7 +50,8 @@ enum Command {
         #[arg(short = 'o', value_name = "OUT")]
         output: PathBuf,
     },
-    /// Link LTO-IR, fatbins, cubins, PTX or host objects into a cubin with nvJitLink.
+    /// Link LTO-IR, fatbins, cubins, PTX or host objects into a cubin with nvJitLink,
+    /// through the kernel cache.
     Link {
         /// Target: sm_XY[a|f], or "native" for the local GPU (sm_90 without one).
         #[arg(long)]
@@ -64,9 +65,43 @@ enum Command {
         /// Where to write the cubin.
         #[arg(short = 'o', value_name = "OUT")]
         output: PathBuf,
-        /// Print nvJitLink's info log (pass --opt=-verbose or --opt=-time to fill it).
+        #[command(flatten)]
+        cache: commands::cache::CacheArgs,
+    },
+    /// Inspect and maintain the disk cache.
+    Cache {
+        /// Cache directory (default: LTOKIT_CACHE_DIR, else ~/.cache/ltokit).
+        #[arg(long, value_name = "DIR", global = true)]
+        cache_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        command: commands::cache::CacheCommand,
+    },
+    /// Link every plan of a bundle for one target into the disk cache, in parallel.
+    Warmup {
+        /// The bundle.
         #[arg(long)]
-        info_log: bool,
+        bundle: PathBuf,
+        /// Target: sm_XY[a|f] or native.
+        #[arg(long)]
+        arch: String,
+        /// Parallel links (0 = one per core).
+        #[arg(long, default_value_t = 0)]
+        jobs: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cache: commands::cache::CacheArgs,
+    },
+    /// Build or inspect bundles of LTO-IR fragments.
+    Bundle {
+        #[command(subcommand)]
+        command: BundleCommand,
+    },
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
     },
     /// List every device-code entry of fatbins, cubins and ELF host binaries.
     Inventory {
@@ -83,6 +118,59 @@ enum Command {
         /// Where to write the demo's outputs.
         #[arg(long, default_value = "target/ltokit-demo")]
         out_dir: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum BundleCommand {
+    /// Expand a spec's variant matrix and compile its fragments (unchanged ones are reused).
+    Build {
+        /// The bundle spec (JSON).
+        spec: PathBuf,
+        /// Where to write the bundle.
+        #[arg(short = 'o', value_name = "OUT")]
+        output: PathBuf,
+        /// Parallel compilations (0 = one per core).
+        #[arg(long, default_value_t = 0)]
+        jobs: usize,
+    },
+    /// Print a bundle's fragments and plans.
+    Inspect {
+        /// The bundle.
+        bundle: PathBuf,
+        /// Print the manifest as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Time one request at whatever cache level serves it, then L1 hits.
+    Cache {
+        /// The bundle.
+        #[arg(long)]
+        bundle: PathBuf,
+        /// The plan to request.
+        #[arg(long)]
+        plan: String,
+        /// Target: sm_XY[a|f] or native.
+        #[arg(long, default_value = "native")]
+        arch: String,
+        /// L1 hits to time.
+        #[arg(long, default_value_t = 1000)]
+        iters: usize,
+        /// Also time loading nvJitLink and a first link of another plan.
+        #[arg(long)]
+        cold: bool,
+        /// Launch the kernel and compare with the CPU reference (demo bundle).
+        #[arg(long)]
+        check: bool,
+        /// Print one JSON line.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cache: commands::cache::CacheArgs,
     },
 }
 
@@ -113,8 +201,35 @@ fn main() -> ExitCode {
             options,
             inputs,
             output,
-            info_log,
-        } => commands::link::run(&arch, &options, &inputs, &output, info_log),
+            cache,
+        } => commands::link::run(&arch, &options, &inputs, &output, &cache),
+        Command::Cache { cache_dir, command } => commands::cache::run(cache_dir, command),
+        Command::Warmup {
+            bundle,
+            arch,
+            jobs,
+            json,
+            cache,
+        } => commands::warmup::run(&bundle, &arch, jobs, json, &cache),
+        Command::Bundle {
+            command: BundleCommand::Build { spec, output, jobs },
+        } => commands::bundle::build(&spec, &output, jobs),
+        Command::Bundle {
+            command: BundleCommand::Inspect { bundle, json },
+        } => commands::bundle::inspect(&bundle, json),
+        Command::Bench {
+            command:
+                BenchCommand::Cache {
+                    bundle,
+                    plan,
+                    arch,
+                    iters,
+                    cold,
+                    check,
+                    json,
+                    cache,
+                },
+        } => commands::bench::run(&bundle, &plan, &arch, iters, cold, check, json, &cache),
         Command::Inventory { json, files } => commands::inventory::run(json, &files),
         Command::Demo { out_dir } => commands::demo::run(&out_dir),
     };

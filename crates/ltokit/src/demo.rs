@@ -32,13 +32,36 @@ pub fn compile_fragments(target: Target) -> Result<Vec<Fragment>> {
         .collect()
 }
 
-/// The CPU reference of the kernel, in the same float operations.
+/// The bundle spec of the demo's variant matrix (scale × combine op × optimisation level).
+pub const BUNDLE_SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/demo/bundle.json");
+
+/// How the combine fragment combines (the `op` axis of the bundle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// `t*t - y/2` (the default).
+    Square,
+    /// `|t| - y/2`.
+    Abs,
+    /// `max(t, y) - y/2`.
+    Max,
+}
+
+/// The CPU reference of the default variant (scale 1, square).
 pub fn reference(x: &[f32], y: &[f32], a: f32) -> Vec<f32> {
+    reference_variant(x, y, a, 1.0, Combine::Square)
+}
+
+/// The CPU reference of any variant, in the same float operations.
+pub fn reference_variant(x: &[f32], y: &[f32], a: f32, scale: f32, combine: Combine) -> Vec<f32> {
     x.iter()
         .zip(y)
         .map(|(&x, &y)| {
-            let t = a * x + 1.0;
-            t * t - 0.5 * y
+            let t = a * x * scale + 1.0;
+            match combine {
+                Combine::Square => t * t - 0.5 * y,
+                Combine::Abs => t.abs() - 0.5 * y,
+                Combine::Max => t.max(y) - 0.5 * y,
+            }
         })
         .collect()
 }
@@ -74,23 +97,38 @@ pub struct GpuCheck {
 pub const TOLERANCE: f32 = 1e-5;
 
 /// Loads `cubin` on `gpu`, runs the kernel on `len` fresh random inputs from `seed`, and
-/// compares with [`reference`]. The output buffer is poisoned with NaN first.
+/// compares with [`reference`].
 pub fn check_on_gpu(
     gpu: &crate::launch::Gpu,
     cubin: &[u8],
     len: usize,
     seed: u64,
 ) -> Result<GpuCheck> {
+    let kernel = gpu.load_kernel(cubin, KERNEL, SIGNATURE)?;
+    check_kernel(gpu, &kernel, len, seed, 1.0, Combine::Square)
+}
+
+/// Runs a loaded demo kernel of variant (`scale`, `combine`) on `len` fresh random
+/// inputs (the kernel updates `y` in place, so no poisoning is needed: every element is
+/// overwritten with a value that depends on its old one) and compares with
+/// [`reference_variant`].
+pub fn check_kernel(
+    gpu: &crate::launch::Gpu,
+    kernel: &crate::launch::Kernel,
+    len: usize,
+    seed: u64,
+    scale: f32,
+    combine: Combine,
+) -> Result<GpuCheck> {
     let n = i32::try_from(len).map_err(|_| {
         crate::Error::InvalidArgument(format!(
             "{len} elements is more than the kernel's int count allows"
         ))
     })?;
-    let kernel = gpu.load_kernel(cubin, KERNEL, SIGNATURE)?;
     let x = random_floats(len, seed);
     let y = random_floats(len, seed ^ 0xA5A5_A5A5);
     let a = random_floats(1, seed ^ 0x5A5A)[0];
-    let expected = reference(&x, &y, a);
+    let expected = reference_variant(&x, &y, a, scale, combine);
     let dx = gpu.upload(&x)?;
     let mut dy = gpu.upload(&y)?;
     let threads = 256u32;
@@ -99,7 +137,7 @@ pub fn check_on_gpu(
         block_dim: (threads, 1, 1),
         shared_mem_bytes: 0,
     };
-    gpu.launch(&kernel, config)
+    gpu.launch(kernel, config)
         .buffer(&dx)
         .buffer_mut(&mut dy)
         .scalar(&a)

@@ -174,6 +174,24 @@ pub enum Error {
     #[error("CUDA driver: {0}")]
     Driver(String),
 
+    /// Another thread's computation of the same cache entry failed.
+    #[error("the link of plan key {key} by another thread failed: {message}")]
+    Flight {
+        /// The plan key.
+        key: String,
+        /// That thread's error.
+        message: String,
+    },
+
+    /// Strict mode (`LTOKIT_JIT=off`) and the plan is in no cache.
+    #[error("LTOKIT_JIT=off and {plan} is not cached (looked in: {looked_in}); fix: run `ltokit warmup` for this target, install a provider, or allow linking (unset LTOKIT_JIT)")]
+    NotCached {
+        /// The plan, described.
+        plan: String,
+        /// The levels searched.
+        looked_in: String,
+    },
+
     /// A kernel launch was refused before reaching the GPU.
     #[error("launch of {kernel}: {why}")]
     Launch {

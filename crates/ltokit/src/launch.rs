@@ -161,33 +161,54 @@ impl Gpu {
             .map_err(|e| driver_error("synchronize", e))
     }
 
-    /// Loads a cubin and looks up kernel `name`, whose parameters must be `signature`.
-    /// The declared signature is checked against the sizes the cubin records.
-    pub fn load_kernel(&self, cubin: &[u8], name: &str, signature: &[Param]) -> Result<Kernel> {
+    /// Loads a cubin (or a fatbin holding one for this GPU) into the context.
+    pub fn load_module(&self, image: &[u8]) -> Result<Module> {
         let module = self
             .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin.to_vec()))
+            .load_module(cudarc::nvrtc::Ptx::from_binary(image.to_vec()))
             .map_err(|e| {
                 driver_error(
                     "cuModuleLoadData (is the cubin built for this GPU's architecture?)",
                     e,
                 )
             })?;
-        self.kernel_from_module(&module, name, signature)
+        Ok(Module { module })
     }
 
-    fn kernel_from_module(
-        &self,
-        module: &Arc<CudaModule>,
-        name: &str,
-        signature: &[Param],
-    ) -> Result<Kernel> {
+    /// Loads a cubin and looks up kernel `name`, whose parameters must be `signature`.
+    /// The declared signature is checked against the sizes the cubin records.
+    pub fn load_kernel(&self, cubin: &[u8], name: &str, signature: &[Param]) -> Result<Kernel> {
+        self.load_module(cubin)?.kernel(name, signature)
+    }
+
+    /// Starts a launch of `kernel`; add arguments in order, then [`Launch::run`].
+    pub fn launch<'a>(&'a self, kernel: &'a Kernel, config: LaunchConfig) -> Launch<'a> {
+        Launch {
+            kernel,
+            config,
+            args: self.stream.launch_builder(&kernel.function),
+            pushed: Vec::with_capacity(kernel.signature.len()),
+        }
+    }
+}
+
+/// A cubin loaded into a GPU context.
+#[derive(Clone)]
+pub struct Module {
+    module: Arc<CudaModule>,
+}
+
+impl Module {
+    /// Looks up kernel `name`, whose parameters must be `signature`; the declared
+    /// signature is checked against the parameter sizes the cubin records.
+    pub fn kernel(&self, name: &str, signature: &[Param]) -> Result<Kernel> {
         if name.contains('\0') {
             return Err(Error::InvalidArgument(format!(
                 "kernel name {name:?} contains a NUL byte"
             )));
         }
-        let function = module
+        let function = self
+            .module
             .load_function(name)
             .map_err(|e| driver_error(&format!("kernel {name} not found in the cubin"), e))?;
         let recorded = param_sizes(&function);
@@ -206,15 +227,24 @@ impl Gpu {
             signature: signature.to_vec(),
         })
     }
+}
 
-    /// Starts a launch of `kernel`; add arguments in order, then [`Launch::run`].
-    pub fn launch<'a>(&'a self, kernel: &'a Kernel, config: LaunchConfig) -> Launch<'a> {
-        Launch {
-            kernel,
-            config,
-            args: self.stream.launch_builder(&kernel.function),
-            pushed: Vec::with_capacity(kernel.signature.len()),
-        }
+/// Loads cubins from the kernel cache into one GPU's context: L1 then holds modules.
+pub struct ModuleLoader {
+    gpu: Arc<Gpu>,
+}
+
+impl ModuleLoader {
+    /// A loader for `gpu`.
+    pub fn new(gpu: Arc<Gpu>) -> Self {
+        ModuleLoader { gpu }
+    }
+}
+
+impl crate::cache::Loader for ModuleLoader {
+    type Item = Module;
+    fn load(&self, _plan: &crate::plan::Plan, cubin: Arc<[u8]>) -> Result<Module> {
+        self.gpu.load_module(&cubin)
     }
 }
 

@@ -19,8 +19,11 @@
 //! Nothing but [`launch`] needs a GPU or libcuda.
 
 pub mod arch;
+pub mod bundle;
+pub mod cache;
 pub mod cubin;
 pub mod demo;
+pub mod digest;
 pub mod error;
 pub mod fatbin;
 pub mod fragment;
@@ -28,6 +31,7 @@ pub mod inventory;
 pub mod launch;
 pub mod link;
 pub mod ltoir;
+pub mod plan;
 pub mod toolkit;
 
 pub use arch::{ComputeCapability, Target};

@@ -1,11 +1,14 @@
-//! `ltokit link`: any mix of inputs → cubin.
+//! `ltokit link`: any mix of inputs → cubin, through the kernel cache.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
+use ltokit::cache::KernelCache;
 use ltokit::cubin::CubinInfo;
-use ltokit::link::{self, LinkInput};
+use ltokit::plan::{Plan, PlanInput};
 
+use super::cache::CacheArgs;
 use super::{parse_target, write_file};
 
 /// Links `inputs` for `arch` and writes the cubin to `output`.
@@ -14,29 +17,44 @@ pub fn run(
     options: &[String],
     inputs: &[PathBuf],
     output: &Path,
-    info_log: bool,
+    cache: &CacheArgs,
 ) -> anyhow::Result<ExitCode> {
     let target = parse_target(arch)?;
-    let inputs = inputs
+    let plan_inputs = inputs
         .iter()
-        .map(|p| LinkInput::from_file(p))
+        .map(|p| {
+            let data = std::fs::read(p).map_err(|e| ltokit::Error::io(p, e))?;
+            PlanInput::from_bytes(p.display().to_string(), data)
+        })
         .collect::<Result<Vec<_>, _>>()?;
-    let started = std::time::Instant::now();
-    let out = link::link(&inputs, target, options)?;
+    let plan = Plan::new(
+        "ltokit link".into(),
+        String::new(),
+        target,
+        options.to_vec(),
+        plan_inputs,
+    );
+    let cache = KernelCache::new(cache.config()?);
+    let started = Instant::now();
+    let (cubin, level) = cache.get_traced(&plan)?;
     let elapsed = started.elapsed();
-    write_file(output, &out.cubin)?;
-    let info = CubinInfo::parse(&out.cubin)?;
+    write_file(output, &cubin)?;
+    let info = CubinInfo::parse(&cubin)?;
+    let how = match level {
+        ltokit::cache::Level::Link => "linked",
+        _ => "served from the disk cache",
+    };
     println!(
-        "linked {} input(s) for {target} with nvJitLink {} in {:.1} ms → {} ({} bytes; kernels: {})",
+        "{how}: {} input(s) for {target} in {:.1} ms → {} ({} bytes; kernels: {})",
         inputs.len(),
-        out.linker,
         elapsed.as_secs_f64() * 1e3,
         output.display(),
-        out.cubin.len(),
-        if info.kernels.is_empty() { "none".to_string() } else { info.kernels.join(", ") }
+        cubin.len(),
+        if info.kernels.is_empty() {
+            "none".to_string()
+        } else {
+            info.kernels.join(", ")
+        }
     );
-    if info_log && !out.info_log.trim().is_empty() {
-        println!("{}", out.info_log.trim_end());
-    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,10 +1,14 @@
 //! One module per subcommand, plus the small helpers they share.
 
+pub mod bench;
+pub mod bundle;
+pub mod cache;
 pub mod compile;
 pub mod demo;
 pub mod doctor;
 pub mod inventory;
 pub mod link;
+pub mod warmup;
 
 use std::path::Path;
 

@@ -21,7 +21,9 @@ use crate::error::{Error, Result};
 pub use discovery::Origin;
 
 /// A library version `major.minor`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Version {
     /// Major version (13 for CUDA 13.x).
     pub major: u32,
@@ -64,6 +66,15 @@ pub struct OpenedLibrary {
     pub path: PathBuf,
     /// The search step that found it.
     pub origin: Origin,
+}
+
+/// The file `spec` would be opened from, without opening it: the first hit of the
+/// directory search. `None` when only the system loader could find it.
+pub fn locate(spec: &LibrarySpec) -> Option<PathBuf> {
+    discovery::candidate_dirs()
+        .into_iter()
+        .map(|(dir, _)| dir.join(spec.soname))
+        .find(|p| p.is_file())
 }
 
 /// Finds `spec` in the search order and opens it by absolute path.

@@ -15,7 +15,8 @@ use super::{
 };
 use crate::error::{Error, Result};
 
-const SPEC: LibrarySpec = LibrarySpec {
+/// What is looked for.
+pub const SPEC: LibrarySpec = LibrarySpec {
     name: "nvJitLink",
     soname: "libnvJitLink.so.13",
 };

@@ -1,0 +1,292 @@
+//! # ltokit-build
+//!
+//! Turns a declarative bundle spec (JSON) into an ltokit bundle: expands the variant
+//! matrix, compiles every fragment to LTO-IR with NVRTC in parallel, and writes one
+//! versioned, checksummed file. Fragments whose inputs did not change since the previous
+//! bundle at the same path are reused, not recompiled.
+//!
+//! Use it from `build.rs`:
+//!
+//! ```no_run
+//! let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("kernels.ltkb");
+//! let report = ltokit_build::build_bundle(std::path::Path::new("kernels/bundle.json"), &out, 0).unwrap();
+//! ltokit_build::emit_rerun_if_changed(&report);
+//! // then in the crate: static BUNDLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels.ltkb"));
+//! ```
+//!
+//! A spec:
+//!
+//! ```json
+//! {
+//!   "name": "demo",
+//!   "target": "sm_75",
+//!   "axes": { "op": ["square", "abs"], "scale": ["1", "2"] },
+//!   "fragments": [
+//!     { "name": "entry", "role": "entry", "source": "entry.cu", "exports": ["ltk_demo"],
+//!       "requires": ["ltk_transform", "ltk_combine"] },
+//!     { "name": "transform_x{scale}", "source": "transform.cu",
+//!       "defines": { "LTK_SCALE": "{scale}.0f" }, "exports": ["ltk_transform"] },
+//!     { "name": "combine_{op}", "source": "combine.cu",
+//!       "defines": { "LTK_COMBINE": "LTK_COMBINE_{op}" }, "exports": ["ltk_combine"] }
+//!   ],
+//!   "plans": [
+//!     { "name": "demo_{op}_x{scale}", "kernel": "ltk_demo", "entry": "entry",
+//!       "fragments": ["transform_x{scale}", "combine_{op}"], "options": ["-O3"] }
+//!   ]
+//! }
+//! ```
+//!
+//! A `{axis}` in any string of a fragment or plan template expands that template over
+//! the axis's values (several axes: their cartesian product). Paths are relative to the
+//! spec file.
+
+mod spec;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ltokit::bundle::{Bundle, FragmentRecord};
+use ltokit::digest::{Digest, FieldHasher};
+use ltokit::fragment::{self, CompileOptions};
+use ltokit::toolkit::nvrtc::Nvrtc;
+use ltokit::{Error, Result, Target};
+
+pub use spec::{BundleSpec, ExpandedFragment, FragmentTemplate, PlanTemplate};
+
+/// What a build did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BuildReport {
+    /// The bundle written.
+    pub output: PathBuf,
+    /// Fragments compiled now.
+    pub compiled: usize,
+    /// Fragments reused from the previous bundle.
+    pub reused: usize,
+    /// Plans in the bundle.
+    pub plans: usize,
+    /// Size of the bundle file.
+    pub bytes: u64,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Every file the bundle depends on (for `cargo:rerun-if-changed`).
+    pub inputs: Vec<PathBuf>,
+}
+
+/// Prints `cargo:rerun-if-changed` for the spec and every source and header it used.
+pub fn emit_rerun_if_changed(report: &BuildReport) {
+    for path in &report.inputs {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+}
+
+/// Builds the bundle described by `spec_path` into `output`, compiling with `jobs`
+/// threads (0 = one per core).
+pub fn build_bundle(spec_path: &Path, output: &Path, jobs: usize) -> Result<BuildReport> {
+    let started = Instant::now();
+    let spec = BundleSpec::from_file(spec_path)?;
+    let base = spec_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let target: Target = spec.target.as_deref().unwrap_or("sm_75").parse()?;
+    let (fragments, plans) = spec.expand()?;
+    let nvrtc = Nvrtc::get()?;
+    let include_dirs: Vec<PathBuf> = std::iter::once(base.clone())
+        .chain(spec.include_dirs.iter().map(|d| base.join(d)))
+        .collect();
+    let headers = header_files(&include_dirs)?;
+    let mut inputs: Vec<PathBuf> = vec![spec_path.to_path_buf()];
+    inputs.extend(headers.iter().map(|(p, _)| p.clone()));
+
+    // Compile keys, and what the previous bundle can give back.
+    let mut jobs_list = Vec::with_capacity(fragments.len());
+    for f in &fragments {
+        let source_path = base.join(&f.source);
+        let source =
+            std::fs::read_to_string(&source_path).map_err(|e| Error::io(&source_path, e))?;
+        if !inputs.contains(&source_path) {
+            inputs.push(source_path.clone());
+        }
+        let key = compile_key(f, &source, &headers, target, nvrtc.version());
+        jobs_list.push((f, source, key));
+    }
+    let previous = previous_fragments(output);
+
+    let results: Mutex<Vec<Option<(FragmentRecord, Arc<[u8]>, bool)>>> =
+        Mutex::new(vec![None; jobs_list.len()]);
+    let first_error: Mutex<Option<Error>> = Mutex::new(None);
+    let next = AtomicUsize::new(0);
+    let threads = if jobs == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        jobs
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(jobs_list.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((f, source, key)) = jobs_list.get(i) else {
+                    break;
+                };
+                let outcome = match previous.get(key) {
+                    Some((record, bytes)) => Ok((record.clone(), Arc::clone(bytes), true)),
+                    None => compile_one(f, source, *key, target, &include_dirs)
+                        .map(|(r, b)| (r, b, false)),
+                };
+                match outcome {
+                    Ok(done) => results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(done),
+                    Err(e) => {
+                        first_error
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .get_or_insert(e);
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    let results: Vec<_> = results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .flatten()
+        .collect();
+    let reused = results.iter().filter(|r| r.2).count();
+    let (mut records, payloads): (Vec<FragmentRecord>, Vec<Arc<[u8]>>) =
+        results.into_iter().map(|(r, b, _)| (r, b)).unzip();
+    // Records carry the names of *this* spec even when reused under another name.
+    for (record, (f, _, _)) in records.iter_mut().zip(&jobs_list) {
+        record.name = f.name.clone();
+        record.role = f.role;
+        record.exports = f.exports.clone();
+        record.requires = f.requires.clone();
+    }
+    let refs: Vec<&[u8]> = payloads.iter().map(|p| &p[..]).collect();
+    let bytes = Bundle::write(&spec.name, records, plans.clone(), &refs)?;
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let tmp = output.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, &bytes).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, output).map_err(|e| Error::io(output, e))?;
+    Ok(BuildReport {
+        output: output.to_path_buf(),
+        compiled: jobs_list.len() - reused,
+        reused,
+        plans: plans.len(),
+        bytes: bytes.len() as u64,
+        elapsed: started.elapsed(),
+        inputs,
+    })
+}
+
+fn compile_one(
+    f: &ExpandedFragment,
+    source: &str,
+    key: Digest,
+    target: Target,
+    include_dirs: &[PathBuf],
+) -> Result<(FragmentRecord, Arc<[u8]>)> {
+    let mut opts = CompileOptions::new(target);
+    opts.include_dirs = include_dirs.to_vec();
+    opts.defines = f.defines.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    opts.name_expressions = f.name_expressions.clone();
+    opts.extra_options = f.options.clone();
+    let frag = fragment::compile(source, &f.source, &opts).map_err(|e| match e {
+        Error::Compile { name, options, log } => Error::Compile {
+            name: format!("{name} (fragment {})", f.name),
+            options,
+            log,
+        },
+        other => other,
+    })?;
+    let mut exports = f.exports.clone();
+    exports.extend(
+        frag.lowered_names
+            .iter()
+            .map(|(_, lowered)| lowered.clone()),
+    );
+    let record = FragmentRecord {
+        name: f.name.clone(),
+        role: f.role,
+        exports,
+        requires: f.requires.clone(),
+        producer: frag.producer,
+        target: frag.target.to_string(),
+        content_hash: Digest::of(&frag.ltoir),
+        compile_key: key,
+        offset: 0,
+        stored_bytes: 0,
+        raw_bytes: 0,
+    };
+    Ok((record, frag.ltoir.into()))
+}
+
+/// Everything that determines a fragment's LTO-IR.
+fn compile_key(
+    f: &ExpandedFragment,
+    source: &str,
+    headers: &[(PathBuf, Digest)],
+    target: Target,
+    nvrtc: ltokit::toolkit::Version,
+) -> Digest {
+    let mut h = FieldHasher::new("ltokit-build compile key v1");
+    h.field(source.as_bytes())
+        .field(f.source.as_bytes())
+        .field(target.nvrtc_arch().as_bytes());
+    h.field(format!("{nvrtc}").as_bytes());
+    for (k, v) in &f.defines {
+        h.field(k.as_bytes()).field(v.as_bytes());
+    }
+    for part in f.name_expressions.iter().chain(&f.options) {
+        h.field(part.as_bytes());
+    }
+    for (path, digest) in headers {
+        h.field(path.to_string_lossy().as_bytes())
+            .field(digest.as_bytes());
+    }
+    h.finish()
+}
+
+/// `.h`, `.cuh`, `.hpp` files of the include directories (not recursive), with digests.
+fn header_files(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Digest)>> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("h" | "cuh" | "hpp")
+            ) {
+                let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+                out.push((path, Digest::of(&bytes)));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The fragments of the bundle already at `output`, by compile key (empty when there is
+/// none or it does not open).
+fn previous_fragments(output: &Path) -> HashMap<Digest, (FragmentRecord, Arc<[u8]>)> {
+    let mut out = HashMap::new();
+    let Ok(bundle) = Bundle::open(output) else {
+        return out;
+    };
+    for (i, record) in bundle.manifest().fragments.iter().enumerate() {
+        if let Ok(bytes) = bundle.fragment_bytes(i) {
+            out.insert(record.compile_key, (record.clone(), bytes));
+        }
+    }
+    out
+}

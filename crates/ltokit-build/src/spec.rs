@@ -1,0 +1,315 @@
+//! The bundle spec and the expansion of its variant matrix.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use ltokit::bundle::{PlanRecord, Role};
+use ltokit::{Error, Result};
+
+/// A bundle spec, as written in JSON.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BundleSpec {
+    /// The bundle's name.
+    pub name: String,
+    /// Architecture the IR is for (default `sm_75`: base IR links for it and every newer GPU).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Include directories, relative to the spec (the spec's own directory always is one).
+    #[serde(default)]
+    pub include_dirs: Vec<String>,
+    /// The variant matrix: axis name → values.
+    #[serde(default)]
+    pub axes: BTreeMap<String, Vec<String>>,
+    /// Fragment templates.
+    pub fragments: Vec<FragmentTemplate>,
+    /// Plan templates.
+    #[serde(default)]
+    pub plans: Vec<PlanTemplate>,
+}
+
+fn default_role() -> Role {
+    Role::Device
+}
+
+/// A fragment template; `{axis}` placeholders expand it.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FragmentTemplate {
+    /// Name (unique after expansion).
+    pub name: String,
+    /// `entry` or `device` (default).
+    #[serde(default = "default_role")]
+    pub role: Role,
+    /// Source file, relative to the spec.
+    pub source: String,
+    /// Preprocessor defines.
+    #[serde(default)]
+    pub defines: BTreeMap<String, String>,
+    /// Template instantiations to compile and export.
+    #[serde(default)]
+    pub name_expressions: Vec<String>,
+    /// Extra NVRTC options.
+    #[serde(default)]
+    pub options: Vec<String>,
+    /// Symbols it defines.
+    #[serde(default)]
+    pub exports: Vec<String>,
+    /// Symbols it needs.
+    #[serde(default)]
+    pub requires: Vec<String>,
+}
+
+/// A plan template; `{axis}` placeholders expand it.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanTemplate {
+    /// Name (unique after expansion).
+    pub name: String,
+    /// Entry kernel symbol.
+    pub kernel: String,
+    /// Entry fragment name.
+    pub entry: String,
+    /// Device fragment names, in link order.
+    #[serde(default)]
+    pub fragments: Vec<String>,
+    /// nvJitLink options.
+    #[serde(default)]
+    pub options: Vec<String>,
+}
+
+/// One fragment after expansion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpandedFragment {
+    /// Unique name.
+    pub name: String,
+    /// Entry or device.
+    pub role: Role,
+    /// Source file, relative to the spec.
+    pub source: String,
+    /// Defines.
+    pub defines: BTreeMap<String, String>,
+    /// Name expressions.
+    pub name_expressions: Vec<String>,
+    /// NVRTC options.
+    pub options: Vec<String>,
+    /// Exports.
+    pub exports: Vec<String>,
+    /// Requirements.
+    pub requires: Vec<String>,
+}
+
+impl BundleSpec {
+    /// Reads a spec file.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        serde_json::from_str(&text).map_err(|e| {
+            Error::InvalidArgument(format!("{}: not a valid bundle spec: {e}", path.display()))
+        })
+    }
+
+    /// Expands the matrix into fragments and plans; names must come out unique, and every
+    /// plan must name fragments that exist.
+    pub fn expand(&self) -> Result<(Vec<ExpandedFragment>, Vec<PlanRecord>)> {
+        for (axis, values) in &self.axes {
+            if values.is_empty() {
+                return Err(Error::InvalidArgument(format!("axis {axis} has no values")));
+            }
+        }
+        let mut fragments = Vec::new();
+        for t in &self.fragments {
+            let strings = template_strings_fragment(t);
+            for binding in self.bindings(&strings)? {
+                let sub = |s: &str| substitute(s, &binding);
+                fragments.push(ExpandedFragment {
+                    name: sub(&t.name),
+                    role: t.role,
+                    source: sub(&t.source),
+                    defines: t.defines.iter().map(|(k, v)| (sub(k), sub(v))).collect(),
+                    name_expressions: t.name_expressions.iter().map(|s| sub(s)).collect(),
+                    options: t.options.iter().map(|s| sub(s)).collect(),
+                    exports: t.exports.iter().map(|s| sub(s)).collect(),
+                    requires: t.requires.iter().map(|s| sub(s)).collect(),
+                });
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for f in &fragments {
+            if !seen.insert(f.name.as_str()) {
+                return Err(Error::InvalidArgument(format!("fragment name {} appears twice after expansion; put every axis it varies over in its name", f.name)));
+            }
+        }
+        let mut plans = Vec::new();
+        for t in &self.plans {
+            let strings: Vec<&str> = [t.name.as_str(), &t.kernel, &t.entry]
+                .into_iter()
+                .chain(t.fragments.iter().map(String::as_str))
+                .chain(t.options.iter().map(String::as_str))
+                .collect();
+            for binding in self.bindings(&strings)? {
+                let sub = |s: &str| substitute(s, &binding);
+                let plan = PlanRecord {
+                    name: sub(&t.name),
+                    kernel: sub(&t.kernel),
+                    entry: sub(&t.entry),
+                    fragments: t.fragments.iter().map(|s| sub(s)).collect(),
+                    options: t.options.iter().map(|s| sub(s)).collect(),
+                };
+                for name in std::iter::once(&plan.entry).chain(&plan.fragments) {
+                    if !seen.contains(name.as_str()) {
+                        return Err(Error::InvalidArgument(format!(
+                            "plan {} names fragment {name}, which the spec does not define",
+                            plan.name
+                        )));
+                    }
+                }
+                plans.push(plan);
+            }
+        }
+        let mut plan_names = BTreeSet::new();
+        for p in &plans {
+            if !plan_names.insert(p.name.as_str()) {
+                return Err(Error::InvalidArgument(format!(
+                    "plan name {} appears twice after expansion",
+                    p.name
+                )));
+            }
+        }
+        Ok((fragments, plans))
+    }
+
+    /// Every assignment of values to the axes that `strings` mention.
+    fn bindings(&self, strings: &[&str]) -> Result<Vec<BTreeMap<String, String>>> {
+        let mut used = BTreeSet::new();
+        for s in strings {
+            for name in placeholders(s) {
+                if !self.axes.contains_key(&name) {
+                    return Err(Error::InvalidArgument(format!(
+                        "{s:?} uses {{{name}}}, but there is no axis {name}"
+                    )));
+                }
+                used.insert(name);
+            }
+        }
+        let mut out = vec![BTreeMap::new()];
+        for axis in used {
+            let values = &self.axes[&axis];
+            let mut next = Vec::with_capacity(out.len() * values.len());
+            for b in &out {
+                for v in values {
+                    let mut b = b.clone();
+                    b.insert(axis.clone(), v.clone());
+                    next.push(b);
+                }
+            }
+            out = next;
+        }
+        Ok(out)
+    }
+}
+
+fn template_strings_fragment(t: &FragmentTemplate) -> Vec<&str> {
+    let mut v: Vec<&str> = vec![&t.name, &t.source];
+    for (k, val) in &t.defines {
+        v.push(k);
+        v.push(val);
+    }
+    v.extend(
+        t.name_expressions
+            .iter()
+            .chain(&t.options)
+            .chain(&t.exports)
+            .chain(&t.requires)
+            .map(String::as_str),
+    );
+    v
+}
+
+/// `{name}` placeholders in `s` (identifier characters only).
+fn placeholders(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close)
+                if !after[..close].is_empty()
+                    && after[..close]
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+            {
+                out.push(after[..close].to_string());
+                rest = &after[close + 1..];
+            }
+            _ => rest = after,
+        }
+    }
+    out
+}
+
+fn substitute(s: &str, binding: &BTreeMap<String, String>) -> String {
+    let mut out = s.to_string();
+    for (k, v) in binding {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(json: &str) -> BundleSpec {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn matrix_expands_templates_over_the_axes_they_use() {
+        let s = spec(
+            r#"{
+            "name": "t",
+            "axes": { "op": ["a", "b"], "w": ["1", "2", "4"] },
+            "fragments": [
+                { "name": "entry_w{w}", "role": "entry", "source": "e.cu", "defines": { "W": "{w}" } },
+                { "name": "op_{op}", "source": "o.cu", "defines": { "OP_{op}": "1" } }
+            ],
+            "plans": [ { "name": "p_{op}_{w}", "kernel": "k", "entry": "entry_w{w}", "fragments": ["op_{op}"] } ]
+        }"#,
+        );
+        let (fragments, plans) = s.expand().unwrap();
+        assert_eq!(fragments.len(), 5);
+        assert_eq!(fragments[3].defines.get("OP_a"), Some(&"1".to_string()));
+        assert_eq!(plans.len(), 6);
+        assert!(plans
+            .iter()
+            .any(|p| p.name == "p_b_4" && p.entry == "entry_w4" && p.fragments == ["op_b"]));
+    }
+
+    #[test]
+    fn bad_specs_are_clear_errors() {
+        let unknown_axis =
+            spec(r#"{ "name": "t", "fragments": [ { "name": "f_{x}", "source": "f.cu" } ] }"#);
+        assert!(unknown_axis
+            .expand()
+            .unwrap_err()
+            .to_string()
+            .contains("no axis x"));
+        let dup = spec(
+            r#"{ "name": "t", "axes": { "x": ["1", "2"] }, "fragments": [ { "name": "f", "source": "f.cu", "defines": { "X": "{x}" } } ] }"#,
+        );
+        assert!(dup
+            .expand()
+            .unwrap_err()
+            .to_string()
+            .contains("appears twice"));
+        let missing = spec(
+            r#"{ "name": "t", "fragments": [ { "name": "e", "role": "entry", "source": "e.cu" } ],
+            "plans": [ { "name": "p", "kernel": "k", "entry": "e", "fragments": ["nope"] } ] }"#,
+        );
+        assert!(missing.expand().unwrap_err().to_string().contains("nope"));
+        assert!(serde_json::from_str::<BundleSpec>(
+            r#"{ "name": "t", "fragments": [], "typo": 1 }"#
+        )
+        .is_err());
+    }
+}

@@ -1,0 +1,174 @@
+//! `ltokit cache …`: inspect and maintain the disk cache; and the cache options shared
+//! by commands that link.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ltokit::cache::{self, CacheConfig, DiskCache};
+
+use super::human_bytes;
+
+/// Cache options shared by `link`, `warmup` and `bench`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CacheArgs {
+    /// Disk cache directory (overrides LTOKIT_CACHE_DIR).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Bypass the disk cache.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+impl CacheArgs {
+    /// The effective configuration: the environment, then these flags.
+    pub fn config(&self) -> anyhow::Result<CacheConfig> {
+        let mut config = CacheConfig::from_env()?;
+        if let Some(dir) = &self.cache_dir {
+            config.dir = Some(dir.clone());
+        }
+        if self.no_cache {
+            config.dir = None;
+        }
+        Ok(config)
+    }
+}
+
+/// `ltokit cache` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum CacheCommand {
+    /// Entries, bytes and the counters persisted by every process that used the cache.
+    Stats {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List entries, least recently used first.
+    Ls {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every entry; remove bad ones (exit status 1 if any were bad).
+    Verify,
+    /// Evict least-recently-used entries down to a size.
+    Prune {
+        /// The size to keep at most (bytes, or with K/M/G).
+        #[arg(long, value_name = "N")]
+        max_bytes: String,
+    },
+    /// Remove every entry.
+    Clear,
+}
+
+#[derive(serde::Serialize)]
+struct StatsReport {
+    dir: PathBuf,
+    entries: usize,
+    bytes: u64,
+    max_bytes: u64,
+    counters: cache::Stats,
+}
+
+fn open(dir: Option<PathBuf>) -> anyhow::Result<DiskCache> {
+    let config = CacheConfig::from_env()?;
+    let dir = match dir.or(config.dir) {
+        Some(d) => d,
+        None => anyhow::bail!(
+            "the disk cache is off (LTOKIT_CACHE=off); pass --cache-dir DIR to work on one"
+        ),
+    };
+    Ok(cache::open_for_maintenance(&dir, config.max_bytes)?)
+}
+
+/// Runs a cache subcommand on `dir` (default: the configured cache).
+pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCode> {
+    let disk = open(dir)?;
+    match command {
+        CacheCommand::Stats { json } => {
+            let entries = disk.entries();
+            let report = StatsReport {
+                dir: disk.root().to_path_buf(),
+                entries: entries.len(),
+                bytes: entries.iter().map(|e| e.bytes).sum(),
+                max_bytes: disk.max_bytes(),
+                counters: disk.persisted_stats(),
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                let c = report.counters;
+                println!(
+                    "cache {}: {} entries, {} of {}",
+                    report.dir.display(),
+                    report.entries,
+                    human_bytes(report.bytes),
+                    human_bytes(report.max_bytes)
+                );
+                println!(
+                    "  hits {}  misses {}  links {} ({:.1} ms total)  link failures {}",
+                    c.l2_hits,
+                    c.l2_misses,
+                    c.links,
+                    c.link_nanos as f64 / 1e6,
+                    c.link_failures
+                );
+                println!(
+                    "  read {}  written {}  evictions {}  corrupt {}",
+                    human_bytes(c.bytes_read),
+                    human_bytes(c.bytes_written),
+                    c.evictions,
+                    c.corrupt
+                );
+            }
+        }
+        CacheCommand::Ls { json } => {
+            let entries = disk.entries();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&entries)?);
+            } else {
+                for e in &entries {
+                    println!("{}  {:>10}  last used {}", e.key, e.bytes, e.last_used);
+                }
+                println!("{} entries", entries.len());
+            }
+        }
+        CacheCommand::Verify => {
+            let report = disk.verify_all();
+            for (key, why) in &report.removed {
+                println!("removed {key}: {why}");
+            }
+            println!(
+                "{} good, {} removed, {} stale temporary files removed",
+                report.good,
+                report.removed.len(),
+                report.temp_removed
+            );
+            if !report.removed.is_empty() {
+                disk.record(cache::Stats {
+                    corrupt: report.removed.len() as u64,
+                    ..Default::default()
+                });
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        CacheCommand::Prune { max_bytes } => {
+            let limit = cache::parse_bytes(&max_bytes).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--max-bytes {max_bytes:?} is not a size (bytes, or a number with K, M or G)"
+                )
+            })?;
+            let evicted = disk.evict_to(limit, None);
+            disk.record(cache::Stats {
+                evictions: evicted,
+                ..Default::default()
+            });
+            let left: u64 = disk.entries().iter().map(|e| e.bytes).sum();
+            println!("evicted {evicted} entries; {} left", human_bytes(left));
+        }
+        CacheCommand::Clear => {
+            let n = disk.clear()?;
+            println!("removed {n} entries");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

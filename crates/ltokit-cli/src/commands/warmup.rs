@@ -1,0 +1,74 @@
+//! `ltokit warmup`: link every plan of a bundle for one target into the disk cache.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use ltokit::bundle::Bundle;
+use ltokit::cache::{warmup, KernelCache};
+
+use super::cache::CacheArgs;
+use super::parse_target;
+
+/// Warms the cache with every plan of `bundle` for `arch`.
+pub fn run(
+    bundle: &Path,
+    arch: &str,
+    jobs: usize,
+    json: bool,
+    cache: &CacheArgs,
+) -> anyhow::Result<ExitCode> {
+    let target = parse_target(arch)?;
+    let bundle = Bundle::open(bundle)?;
+    let plans = bundle.plans(target)?;
+    let config = cache.config()?;
+    anyhow::ensure!(
+        config.dir.is_some(),
+        "warm-up fills the disk cache, which is off; pass --cache-dir DIR"
+    );
+    let cache = KernelCache::new(config);
+    anyhow::ensure!(
+        cache.disk().is_some(),
+        "the disk cache cannot be used (see the warning above)"
+    );
+    let bar = if json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(plans.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let report = warmup::warmup(&cache, &plans, jobs, &|event| {
+        bar.inc(1);
+        bar.set_message(event.plan.clone());
+    });
+    bar.finish_and_clear();
+    let per_second = plans.len() as f64 / report.elapsed.as_secs_f64().max(1e-9);
+    if json {
+        let value = serde_json::json!({
+            "bundle": bundle.label(), "target": target.to_string(), "plans": plans.len(),
+            "linked": report.linked, "cached": report.cached, "failed": report.failed,
+            "seconds": report.elapsed.as_secs_f64(), "plans_per_second": per_second,
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        println!(
+            "{} plans for {target}: {} linked, {} already cached, {} failed in {:.2} s ({per_second:.1} plans/s)",
+            plans.len(),
+            report.linked,
+            report.cached,
+            report.failed.len(),
+            report.elapsed.as_secs_f64()
+        );
+        for (plan, error) in &report.failed {
+            eprintln!("failed: {plan}: {error}");
+        }
+    }
+    Ok(if report.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

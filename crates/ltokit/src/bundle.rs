@@ -1,0 +1,395 @@
+//! Bundles: one versioned, checksummed file of named LTO-IR fragments and the plans
+//! that combine them.
+//!
+//! Layout (little-endian):
+//!
+//! | offset | field |
+//! |---|---|
+//! | 0 | magic `LTOKBNDL` |
+//! | 8 | `u32` format version ([`FORMAT_VERSION`]) |
+//! | 12 | `u32` reserved (0) |
+//! | 16 | `u64` manifest length |
+//! | 24 | 32-byte BLAKE3 digest of the manifest |
+//! | 56 | `u64` payload area length |
+//! | 64 | manifest (JSON, [`Manifest`]) |
+//! | 64 + manifest | payload area: one zstd frame per fragment |
+//!
+//! Opening a bundle checks the header, the manifest digest and every offset; payloads are
+//! decompressed only when a fragment is first used, and checked against the fragment's
+//! content hash then. A bundle is ordinary data: it can be embedded with `include_bytes!`
+//! and opened from memory.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use crate::arch::Target;
+use crate::digest::Digest;
+use crate::error::{Error, Result};
+use crate::plan::{Plan, PlanInput};
+use crate::toolkit::Version;
+
+/// Magic bytes that start a bundle.
+pub const MAGIC: &[u8; 8] = b"LTOKBNDL";
+/// The bundle format version this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+const HEADER_SIZE: usize = 64;
+/// Largest fragment ltokit will decompress (256 MiB).
+const MAX_FRAGMENT_BYTES: u64 = 256 << 20;
+
+/// What a fragment is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Holds the `__global__` entry kernel of a plan.
+    Entry,
+    /// Holds device functions an entry calls.
+    Device,
+}
+
+/// One fragment's manifest record.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FragmentRecord {
+    /// Unique name within the bundle.
+    pub name: String,
+    /// Entry or device fragment.
+    pub role: Role,
+    /// Symbols it defines (kernels for an entry fragment, device functions otherwise).
+    pub exports: Vec<String>,
+    /// Symbols it needs from other fragments.
+    pub requires: Vec<String>,
+    /// The NVRTC version that produced it.
+    pub producer: Version,
+    /// The IR's target (`lto_XY[a|f]`), as text.
+    pub target: String,
+    /// BLAKE3 of the raw LTO-IR: the fragment's identity in plan keys.
+    pub content_hash: Digest,
+    /// BLAKE3 of everything that went into compiling it (source, includes, options,
+    /// NVRTC version): lets a rebuild reuse it when nothing changed.
+    pub compile_key: Digest,
+    /// Offset of its zstd frame in the payload area.
+    pub offset: u64,
+    /// Compressed size.
+    pub stored_bytes: u64,
+    /// Raw LTO-IR size.
+    pub raw_bytes: u64,
+}
+
+/// One plan's manifest record: an entry fragment, device fragments, link options.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlanRecord {
+    /// Unique name within the bundle.
+    pub name: String,
+    /// The entry kernel's symbol name.
+    pub kernel: String,
+    /// Name of the entry fragment.
+    pub entry: String,
+    /// Names of the device fragments, in link order.
+    pub fragments: Vec<String>,
+    /// Extra nvJitLink options (after `-arch` and `-lto`).
+    pub options: Vec<String>,
+}
+
+/// The manifest of a bundle.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Manifest {
+    /// The bundle's name.
+    pub name: String,
+    /// Fragments, in payload order.
+    pub fragments: Vec<FragmentRecord>,
+    /// Plans.
+    pub plans: Vec<PlanRecord>,
+}
+
+/// An open bundle. Cheap to clone through `Arc`; fragments decompress on first use.
+pub struct Bundle {
+    manifest: Manifest,
+    data: Arc<[u8]>,
+    payload_start: usize,
+    decoded: Vec<OnceLock<Arc<[u8]>>>,
+    label: String,
+}
+
+impl std::fmt::Debug for Bundle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bundle")
+            .field("label", &self.label)
+            .field("fragments", &self.manifest.fragments.len())
+            .field("plans", &self.manifest.plans.len())
+            .finish()
+    }
+}
+
+fn malformed(label: &str, what: impl std::fmt::Display) -> Error {
+    Error::UnrecognizedInput {
+        input: label.to_string(),
+        what: format!(
+            "malformed ltokit bundle: {what}; rebuild it with `ltokit bundle` (or ltokit-build)"
+        ),
+    }
+}
+
+impl Bundle {
+    /// Reads and opens a bundle file.
+    pub fn open(path: &Path) -> Result<Arc<Bundle>> {
+        let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        Bundle::from_bytes(&path.display().to_string(), data)
+    }
+
+    /// Opens a bundle held in memory; `label` names it in errors.
+    pub fn from_bytes(label: &str, data: impl Into<Arc<[u8]>>) -> Result<Arc<Bundle>> {
+        let data: Arc<[u8]> = data.into();
+        if data.len() < HEADER_SIZE || &data[..8] != MAGIC {
+            return Err(malformed(
+                label,
+                "the magic LTOKBNDL is missing (not a bundle, or truncated)",
+            ));
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or([0; 4]));
+        let u64_at = |at: usize| u64::from_le_bytes(data[at..at + 8].try_into().unwrap_or([0; 8]));
+        let version = u32_at(8);
+        if version != FORMAT_VERSION {
+            return Err(malformed(
+                label,
+                format!("format version {version}, this ltokit reads version {FORMAT_VERSION}"),
+            ));
+        }
+        let manifest_len = usize::try_from(u64_at(16))
+            .map_err(|_| malformed(label, "manifest length overflows"))?;
+        let payload_len = usize::try_from(u64_at(56))
+            .map_err(|_| malformed(label, "payload length overflows"))?;
+        let expected = HEADER_SIZE
+            .checked_add(manifest_len)
+            .and_then(|n| n.checked_add(payload_len));
+        if expected != Some(data.len()) {
+            return Err(malformed(
+                label,
+                format!(
+                    "the header announces {} bytes, the file has {} (truncated or padded)",
+                    expected.map_or("too many".into(), |n| n.to_string()),
+                    data.len()
+                ),
+            ));
+        }
+        let manifest_bytes = &data[HEADER_SIZE..HEADER_SIZE + manifest_len];
+        let mut digest = [0u8; 32];
+        digest.copy_from_slice(&data[24..56]);
+        if Digest::of(manifest_bytes) != Digest(digest) {
+            return Err(malformed(
+                label,
+                "the manifest digest does not match (the file is corrupt)",
+            ));
+        }
+        let manifest: Manifest = serde_json::from_slice(manifest_bytes)
+            .map_err(|e| malformed(label, format!("manifest: {e}")))?;
+        validate(label, &manifest, payload_len as u64)?;
+        let decoded = (0..manifest.fragments.len())
+            .map(|_| OnceLock::new())
+            .collect();
+        Ok(Arc::new(Bundle {
+            manifest,
+            data,
+            payload_start: HEADER_SIZE + manifest_len,
+            decoded,
+            label: label.to_string(),
+        }))
+    }
+
+    /// The manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The name the bundle was opened under.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Index of a fragment by name.
+    pub fn fragment_index(&self, name: &str) -> Option<usize> {
+        self.manifest.fragments.iter().position(|f| f.name == name)
+    }
+
+    /// The raw LTO-IR of fragment `index`, decompressed on first use and checked
+    /// against its content hash.
+    pub fn fragment_bytes(&self, index: usize) -> Result<Arc<[u8]>> {
+        let record = self.manifest.fragments.get(index).ok_or_else(|| {
+            Error::InvalidArgument(format!("{}: no fragment #{index}", self.label))
+        })?;
+        if let Some(bytes) = self.decoded.get(index).and_then(OnceLock::get) {
+            return Ok(Arc::clone(bytes));
+        }
+        let start = self.payload_start + record.offset as usize;
+        let frame = &self.data[start..start + record.stored_bytes as usize];
+        let raw = zstd::bulk::decompress(frame, record.raw_bytes as usize)
+            .map_err(|e| malformed(&self.label, format!("fragment {}: {e}", record.name)))?;
+        if raw.len() as u64 != record.raw_bytes || Digest::of(&raw) != record.content_hash {
+            return Err(malformed(
+                &self.label,
+                format!(
+                    "fragment {} does not match its content hash (the file is corrupt)",
+                    record.name
+                ),
+            ));
+        }
+        let bytes: Arc<[u8]> = raw.into();
+        Ok(Arc::clone(self.decoded[index].get_or_init(|| bytes)))
+    }
+
+    /// Plan `name` for `target`.
+    pub fn plan(self: &Arc<Self>, name: &str, target: Target) -> Result<Plan> {
+        let record = self.manifest.plans.iter().find(|p| p.name == name).ok_or_else(|| {
+            Error::InvalidArgument(format!("bundle {} has no plan {name:?} (it has {} plans; `ltokit bundle --list` shows them)", self.label, self.manifest.plans.len()))
+        })?;
+        self.plan_from_record(record, target)
+    }
+
+    /// Every plan of the bundle for `target`.
+    pub fn plans(self: &Arc<Self>, target: Target) -> Result<Vec<Plan>> {
+        self.manifest
+            .plans
+            .iter()
+            .map(|r| self.plan_from_record(r, target))
+            .collect()
+    }
+
+    fn plan_from_record(self: &Arc<Self>, record: &PlanRecord, target: Target) -> Result<Plan> {
+        let mut inputs = Vec::with_capacity(1 + record.fragments.len());
+        for name in std::iter::once(&record.entry).chain(&record.fragments) {
+            // validate() guarantees the names resolve.
+            let index = self.fragment_index(name).ok_or_else(|| {
+                malformed(
+                    &self.label,
+                    format!("plan {} names unknown fragment {name}", record.name),
+                )
+            })?;
+            let f = &self.manifest.fragments[index];
+            let ir_target: Target = f.target.parse()?;
+            inputs.push(PlanInput::from_bundle(
+                Arc::clone(self),
+                index,
+                f.name.clone(),
+                f.content_hash,
+                ir_target,
+                f.producer,
+            ));
+        }
+        Ok(Plan::new(
+            record.name.clone(),
+            record.kernel.clone(),
+            target,
+            record.options.clone(),
+            inputs,
+        ))
+    }
+
+    /// Writes a bundle from a manifest (offsets and sizes are filled in) and the raw
+    /// LTO-IR of each fragment, in manifest order.
+    pub fn write(
+        name: &str,
+        mut fragments: Vec<FragmentRecord>,
+        plans: Vec<PlanRecord>,
+        payloads: &[&[u8]],
+    ) -> Result<Vec<u8>> {
+        if fragments.len() != payloads.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} fragment records but {} payloads",
+                fragments.len(),
+                payloads.len()
+            )));
+        }
+        let mut area = Vec::new();
+        for (record, raw) in fragments.iter_mut().zip(payloads) {
+            let frame = zstd::bulk::compress(raw, 19)
+                .map_err(|e| Error::InvalidArgument(format!("zstd: {e}")))?;
+            record.offset = area.len() as u64;
+            record.stored_bytes = frame.len() as u64;
+            record.raw_bytes = raw.len() as u64;
+            record.content_hash = Digest::of(raw);
+            area.extend_from_slice(&frame);
+        }
+        let manifest = Manifest {
+            name: name.to_string(),
+            fragments,
+            plans,
+        };
+        validate(name, &manifest, area.len() as u64)?;
+        let json = serde_json::to_vec_pretty(&manifest)
+            .map_err(|e| Error::InvalidArgument(format!("manifest: {e}")))?;
+        let mut out = Vec::with_capacity(HEADER_SIZE + json.len() + area.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+        out.extend_from_slice(Digest::of(&json).as_bytes());
+        out.extend_from_slice(&(area.len() as u64).to_le_bytes());
+        out.extend_from_slice(&json);
+        out.extend_from_slice(&area);
+        Ok(out)
+    }
+}
+
+/// Checks names, roles, targets, and that every payload lies inside the payload area.
+fn validate(label: &str, m: &Manifest, payload_len: u64) -> Result<()> {
+    let mut names = std::collections::HashSet::new();
+    for f in &m.fragments {
+        if !names.insert(f.name.as_str()) {
+            return Err(malformed(
+                label,
+                format!("fragment name {} appears twice", f.name),
+            ));
+        }
+        f.target
+            .parse::<Target>()
+            .map_err(|e| malformed(label, format!("fragment {}: {e}", f.name)))?;
+        let end = f.offset.checked_add(f.stored_bytes);
+        if end.is_none_or(|end| end > payload_len)
+            || f.raw_bytes > MAX_FRAGMENT_BYTES
+            || f.stored_bytes == 0
+        {
+            return Err(malformed(
+                label,
+                format!(
+                    "fragment {} lies outside the payload area or is implausibly large",
+                    f.name
+                ),
+            ));
+        }
+    }
+    let mut plan_names = std::collections::HashSet::new();
+    for p in &m.plans {
+        if !plan_names.insert(p.name.as_str()) {
+            return Err(malformed(
+                label,
+                format!("plan name {} appears twice", p.name),
+            ));
+        }
+        let role_of = |name: &str| m.fragments.iter().find(|f| f.name == name).map(|f| f.role);
+        match role_of(&p.entry) {
+            Some(Role::Entry) => {}
+            Some(Role::Device) => {
+                return Err(malformed(
+                    label,
+                    format!(
+                        "plan {}: {} is a device fragment, not an entry",
+                        p.name, p.entry
+                    ),
+                ))
+            }
+            None => {
+                return Err(malformed(
+                    label,
+                    format!("plan {} names unknown entry fragment {}", p.name, p.entry),
+                ))
+            }
+        }
+        for name in &p.fragments {
+            if role_of(name).is_none() {
+                return Err(malformed(
+                    label,
+                    format!("plan {} names unknown fragment {name}", p.name),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

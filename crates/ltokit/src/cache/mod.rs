@@ -1,0 +1,478 @@
+//! The kernel cache: plan → kernel, through in-process memory (L1), the disk (L2), and
+//! nvJitLink, in that order.
+//!
+//! ```text
+//! get(plan) ─► L1 hit? ──────────────────────────────────────────────► kernel
+//!                │ miss (single flight per key: one thread computes, the others wait)
+//!                ▼
+//!              [providers — a later layer slots in here]
+//!                ▼
+//!              L2 hit? ─────────────────────────────────► load ─► L1 ─► kernel
+//!                │ miss; strict mode (LTOKIT_JIT=off) stops here with an error
+//!                ▼
+//!              per-key lock file (cross-process single flight), L2 re-check,
+//!              link, publish to L2 atomically, unlock ───► load ─► L1 ─► kernel
+//! ```
+//!
+//! No lock is held while linking except the per-key one: hits and other keys proceed.
+//! A full or read-only disk degrades to memory only, with one warning.
+//!
+//! The cache is generic over what a "loaded kernel" is ([`Loader`]): the raw cubin for
+//! tools and tests ([`CubinLoader`]), a GPU module for launches
+//! ([`crate::launch::ModuleLoader`]). Linking is behind [`PlanLinker`] so that tests can
+//! count and slow links.
+
+pub mod disk;
+pub mod memory;
+pub mod stats;
+pub mod warmup;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+pub use disk::DiskCache;
+pub use memory::{MemoryCache, Served};
+pub use stats::Stats;
+
+use crate::digest::{Digest, FieldHasher};
+use crate::error::{Error, Result};
+use crate::plan::{Plan, PlanKey};
+use crate::toolkit::nvjitlink::NvJitLink;
+use crate::toolkit::Version;
+
+/// Default size bound of the disk cache: 1 GiB. A full IVF-Flat variant space for one
+/// architecture is tens of MB of cubins; 1 GiB holds that for several architectures and
+/// toolchain versions at once while staying a small fraction of any disk, and it matches
+/// the CUDA driver's own JIT cache default.
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+
+/// Cache settings; [`CacheConfig::from_env`] reads the `LTOKIT_*` variables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheConfig {
+    /// The disk cache directory; `None` disables L2 (`LTOKIT_CACHE=off`).
+    pub dir: Option<PathBuf>,
+    /// Size bound of the disk cache (`LTOKIT_CACHE_MAX_BYTES`).
+    pub max_bytes: u64,
+    /// Whether linking is allowed (`LTOKIT_JIT=off` makes this false: strict mode).
+    pub jit: bool,
+}
+
+impl CacheConfig {
+    /// Settings from the environment: `LTOKIT_CACHE_DIR` (default `$XDG_CACHE_HOME/ltokit`,
+    /// else `~/.cache/ltokit`), `LTOKIT_CACHE_MAX_BYTES` (bytes, or with a K/M/G suffix),
+    /// `LTOKIT_CACHE=off`, `LTOKIT_JIT=off`.
+    pub fn from_env() -> Result<Self> {
+        let off = |var: &str| {
+            std::env::var(var).is_ok_and(|v| {
+                matches!(
+                    v.to_ascii_lowercase().as_str(),
+                    "off" | "0" | "false" | "no"
+                )
+            })
+        };
+        let dir = if off("LTOKIT_CACHE") {
+            None
+        } else {
+            Some(default_dir())
+        };
+        let max_bytes = match std::env::var("LTOKIT_CACHE_MAX_BYTES") {
+            Ok(v) => parse_bytes(&v).ok_or_else(|| Error::InvalidArgument(format!("LTOKIT_CACHE_MAX_BYTES={v:?} is not a size (use bytes, or a number with K, M or G)")))?,
+            Err(_) => DEFAULT_MAX_BYTES,
+        };
+        Ok(CacheConfig {
+            dir,
+            max_bytes,
+            jit: !off("LTOKIT_JIT"),
+        })
+    }
+
+    /// Settings with the disk cache in `dir`, default bound, linking allowed.
+    pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
+        CacheConfig {
+            dir: Some(dir.into()),
+            max_bytes: DEFAULT_MAX_BYTES,
+            jit: true,
+        }
+    }
+}
+
+fn default_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("LTOKIT_CACHE_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(xdg) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(xdg).join("ltokit");
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    home.join(".cache").join("ltokit")
+}
+
+/// Parses `1048576`, `64K`, `512M`, `2G` (binary units).
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (digits, shift) = match t.chars().last()?.to_ascii_uppercase() {
+        'K' => (&t[..t.len() - 1], 10),
+        'M' => (&t[..t.len() - 1], 20),
+        'G' => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    digits
+        .trim()
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1u64 << shift)
+}
+
+/// Links plans; the cache calls it on a miss.
+pub trait PlanLinker: Send + Sync {
+    /// The linker's version, part of every key.
+    fn version(&self) -> Result<Version>;
+    /// Links a plan into a cubin.
+    fn link(&self, plan: &Plan) -> Result<Vec<u8>>;
+}
+
+/// Turns a cubin into what L1 holds.
+pub trait Loader: Send + Sync {
+    /// The loaded form.
+    type Item: Clone + Send + Sync;
+    /// Loads `cubin`, linked for `plan`.
+    fn load(&self, plan: &Plan, cubin: Arc<[u8]>) -> Result<Self::Item>;
+}
+
+/// Keeps the cubin bytes themselves (no GPU needed).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CubinLoader;
+
+impl Loader for CubinLoader {
+    type Item = Arc<[u8]>;
+    fn load(&self, _plan: &Plan, cubin: Arc<[u8]>) -> Result<Arc<[u8]>> {
+        Ok(cubin)
+    }
+}
+
+/// Links with nvJitLink. Its version is read without loading the library when a cache
+/// directory remembers it for this exact library file, so that a process served from
+/// the disk cache never loads nvJitLink at all.
+#[derive(Debug, Default)]
+pub struct NvJitLinkLinker {
+    version: OnceLock<Version>,
+    memo_dir: Option<PathBuf>,
+}
+
+impl NvJitLinkLinker {
+    /// A linker that memoises its version under `memo_dir` (usually the cache's).
+    pub fn new(memo_dir: Option<PathBuf>) -> Self {
+        NvJitLinkLinker {
+            version: OnceLock::new(),
+            memo_dir,
+        }
+    }
+
+    /// Identity of the nvJitLink file the search order would load: its canonical path,
+    /// size and modification time. `None` when it would come from the system loader.
+    fn identity() -> Option<Digest> {
+        let path = crate::toolkit::locate(&crate::toolkit::nvjitlink::SPEC)?;
+        let real = std::fs::canonicalize(&path).ok()?;
+        let meta = std::fs::metadata(&real).ok()?;
+        let mtime = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        let mut h = FieldHasher::new("ltokit nvJitLink identity");
+        h.field(real.to_string_lossy().as_bytes())
+            .field(&meta.len().to_le_bytes())
+            .field(&mtime.as_nanos().to_le_bytes());
+        Some(h.finish())
+    }
+
+    fn memo_path(&self, identity: &Digest) -> Option<PathBuf> {
+        self.memo_dir.as_ref().map(|d| d.join(identity.to_string()))
+    }
+}
+
+impl PlanLinker for NvJitLinkLinker {
+    fn version(&self) -> Result<Version> {
+        if let Some(v) = self.version.get() {
+            return Ok(*v);
+        }
+        let identity = Self::identity();
+        if let Some(path) = identity.as_ref().and_then(|i| self.memo_path(i)) {
+            if let Some(v) = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| parse_version(&t))
+            {
+                return Ok(*self.version.get_or_init(|| v));
+            }
+        }
+        let v = NvJitLink::get()?.version();
+        if let Some(path) = identity.as_ref().and_then(|i| self.memo_path(i)) {
+            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+            if std::fs::write(&tmp, format!("{}.{}\n", v.major, v.minor)).is_ok() {
+                let _ = std::fs::rename(&tmp, &path);
+            }
+        }
+        Ok(*self.version.get_or_init(|| v))
+    }
+
+    fn link(&self, plan: &Plan) -> Result<Vec<u8>> {
+        Ok(plan.link()?.cubin)
+    }
+}
+
+fn parse_version(text: &str) -> Option<Version> {
+    let (major, minor) = text.trim().split_once('.')?;
+    Some(Version::new(major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// Where a request was served from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// In-process memory.
+    L1,
+    /// The disk cache.
+    L2,
+    /// A fresh link.
+    Link,
+}
+
+/// The kernel cache. One per device/context (L1 holds loaded kernels).
+pub struct KernelCache<L: Loader = CubinLoader> {
+    config: CacheConfig,
+    l1: MemoryCache<L::Item>,
+    l2: Option<DiskCache>,
+    linker: Arc<dyn PlanLinker>,
+    loader: L,
+    counters: stats::Counters,
+}
+
+impl KernelCache<CubinLoader> {
+    /// A cache of cubins with nvJitLink as linker.
+    pub fn new(config: CacheConfig) -> Self {
+        KernelCache::with_loader(config, CubinLoader)
+    }
+}
+
+impl<L: Loader> KernelCache<L> {
+    /// A cache with nvJitLink as linker and `loader` for L1.
+    pub fn with_loader(config: CacheConfig, loader: L) -> Self {
+        let l2 = open_l2(&config);
+        let memo = l2.as_ref().map(|d| d.root().join("linkers"));
+        let linker = Arc::new(NvJitLinkLinker::new(memo));
+        KernelCache {
+            config,
+            l1: MemoryCache::default(),
+            l2,
+            linker,
+            loader,
+            counters: Default::default(),
+        }
+    }
+
+    /// A cache with a custom linker (tests, other link back-ends).
+    pub fn with_linker(config: CacheConfig, loader: L, linker: Arc<dyn PlanLinker>) -> Self {
+        let l2 = open_l2(&config);
+        KernelCache {
+            config,
+            l1: MemoryCache::default(),
+            l2,
+            linker,
+            loader,
+            counters: Default::default(),
+        }
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &CacheConfig {
+        &self.config
+    }
+
+    /// The disk cache, when enabled and trusted.
+    pub fn disk(&self) -> Option<&DiskCache> {
+        self.l2.as_ref()
+    }
+
+    /// This process's counters.
+    pub fn stats(&self) -> Stats {
+        self.counters.snapshot()
+    }
+
+    /// The key of `plan` under this cache's linker.
+    pub fn key(&self, plan: &Plan) -> Result<PlanKey> {
+        Ok(plan.key(self.linker.version()?))
+    }
+
+    /// The loaded kernel for `plan`.
+    pub fn get(&self, plan: &Plan) -> Result<L::Item> {
+        self.get_traced(plan).map(|(item, _)| item)
+    }
+
+    /// The loaded kernel for `plan`, and where it came from.
+    pub fn get_traced(&self, plan: &Plan) -> Result<(L::Item, Level)> {
+        let key = self.key(plan)?;
+        if let Some(item) = self.l1.peek(&key) {
+            self.counters.add(Stats {
+                l1_hits: 1,
+                ..Stats::default()
+            });
+            return Ok((item, Level::L1));
+        }
+        let mut level = Level::L1;
+        let (item, served) = self.l1.get_or_compute(key, || {
+            let (cubin, from) = self.cubin_for_key(plan, &key)?;
+            level = from;
+            self.loader.load(plan, cubin)
+        })?;
+        let delta = match served {
+            Served::Hit | Served::Waited => Stats {
+                l1_hits: 1,
+                ..Stats::default()
+            },
+            Served::Computed => Stats {
+                l1_misses: 1,
+                ..Stats::default()
+            },
+        };
+        self.counters.add(delta);
+        Ok((item, level))
+    }
+
+    /// The cubin for `plan` from L2 or a link, without touching L1 (used by warm-up).
+    pub fn cubin(&self, plan: &Plan) -> Result<(Arc<[u8]>, Level)> {
+        let key = self.key(plan)?;
+        self.cubin_for_key(plan, &key)
+    }
+
+    fn record(&self, delta: Stats) {
+        self.counters.add(delta);
+        if let Some(l2) = &self.l2 {
+            l2.record(Stats {
+                l1_hits: 0,
+                l1_misses: 0,
+                ..delta
+            });
+        }
+    }
+
+    fn l2_lookup(&self, l2: &DiskCache, key: &PlanKey) -> Option<Arc<[u8]>> {
+        match l2.get(key) {
+            disk::Lookup::Hit(cubin) => {
+                self.record(Stats {
+                    l2_hits: 1,
+                    bytes_read: cubin.len() as u64,
+                    ..Stats::default()
+                });
+                Some(cubin.into())
+            }
+            disk::Lookup::Miss => None,
+            disk::Lookup::Corrupt(why) => {
+                tracing::warn!("removed a corrupt disk-cache entry, relinking: {why}");
+                self.record(Stats {
+                    corrupt: 1,
+                    ..Stats::default()
+                });
+                None
+            }
+            disk::Lookup::Untrusted(why) => {
+                tracing::warn!("ignoring a disk-cache entry: {why}");
+                None
+            }
+        }
+    }
+
+    fn cubin_for_key(&self, plan: &Plan, key: &PlanKey) -> Result<(Arc<[u8]>, Level)> {
+        if let Some(l2) = &self.l2 {
+            if let Some(cubin) = self.l2_lookup(l2, key) {
+                return Ok((cubin, Level::L2));
+            }
+            self.record(Stats {
+                l2_misses: 1,
+                ..Stats::default()
+            });
+        }
+        if !self.config.jit {
+            let looked_in = match &self.l2 {
+                Some(l2) => format!("memory, disk cache {}", l2.root().display()),
+                None => "memory (disk cache off)".into(),
+            };
+            return Err(Error::NotCached {
+                plan: plan.describe(),
+                looked_in,
+            });
+        }
+        // Cross-process single flight: one process links, the others find its entry.
+        let lock = match &self.l2 {
+            Some(l2) if l2.writable() => match l2.lock(key) {
+                Ok(lock) => Some(lock),
+                Err(e) => {
+                    self.degrade(l2, &e);
+                    None
+                }
+            },
+            _ => None,
+        };
+        if let (Some(l2), Some(_)) = (&self.l2, &lock) {
+            if let Some(cubin) = self.l2_lookup(l2, key) {
+                return Ok((cubin, Level::L2));
+            }
+        }
+        let started = Instant::now();
+        let linked = self.linker.link(plan);
+        let nanos = started.elapsed().as_nanos() as u64;
+        let cubin = match linked {
+            Ok(c) => c,
+            Err(e) => {
+                self.record(Stats {
+                    link_failures: 1,
+                    ..Stats::default()
+                });
+                return Err(e);
+            }
+        };
+        tracing::debug!(plan = %plan.name, key = %key, ms = nanos as f64 / 1e6, "linked");
+        let mut delta = Stats {
+            links: 1,
+            link_nanos: nanos,
+            ..Stats::default()
+        };
+        if let Some(l2) = self.l2.as_ref().filter(|l2| l2.writable()) {
+            match l2.put(key, &cubin) {
+                Ok(evicted) => {
+                    delta.bytes_written = cubin.len() as u64;
+                    delta.evictions = evicted;
+                }
+                Err(e) => self.degrade(l2, &e),
+            }
+        }
+        self.record(delta);
+        drop(lock);
+        Ok((cubin.into(), Level::Link))
+    }
+
+    fn degrade(&self, l2: &DiskCache, error: &std::io::Error) {
+        if l2.disable_writes() {
+            tracing::warn!("the disk cache at {} cannot be written ({error}); continuing with the in-memory cache only", l2.root().display());
+        }
+    }
+}
+
+fn open_l2(config: &CacheConfig) -> Option<DiskCache> {
+    let dir = config.dir.as_deref()?;
+    match DiskCache::open(dir, config.max_bytes) {
+        Ok(d) => Some(d),
+        Err(why) => {
+            tracing::warn!(
+                "not using the disk cache: {why}; continuing with the in-memory cache only"
+            );
+            None
+        }
+    }
+}
+
+/// Opens the disk cache of `dir` for maintenance (`ltokit cache …`).
+pub fn open_for_maintenance(dir: &Path, max_bytes: u64) -> Result<DiskCache> {
+    DiskCache::open(dir, max_bytes)
+        .map_err(|why| Error::InvalidArgument(format!("disk cache unusable: {why}")))
+}
