@@ -1,0 +1,395 @@
+//! The cache across processes, through the `ltokit` command: concurrent processes,
+//! writers killed mid-publish, maintenance commands, warm-up and strict mode. Needs the
+//! CUDA compiler libraries (real nvJitLink links), no GPU.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ltokit")
+}
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("ltokit runs")
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ltokit-cachecli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// Compiles the demo fragments to LTO-IR files in `dir`; returns their paths.
+fn demo_inputs(dir: &Path) -> Vec<String> {
+    let kernels = repo().join("crates/ltokit/kernels/demo");
+    ["entry", "transform", "combine"]
+        .iter()
+        .map(|name| {
+            let out = dir.join(format!("{name}.ltoir"));
+            let o = run(
+                &[
+                    "compile",
+                    "--arch",
+                    "sm_75",
+                    kernels.join(format!("{name}.cu")).to_str().unwrap(),
+                    "-o",
+                    out.to_str().unwrap(),
+                ],
+                &[],
+            );
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            out.to_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn link_args<'a>(inputs: &'a [String], cache: &'a str, out: &'a str) -> Vec<&'a str> {
+    let mut a = vec!["link", "--arch", "sm_90", "--cache-dir", cache];
+    a.extend(inputs.iter().map(String::as_str));
+    a.extend(["-o", out]);
+    a
+}
+
+fn stats(cache: &str) -> serde_json::Value {
+    let o = run(&["cache", "stats", "--json", "--cache-dir", cache], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn sixteen_processes_one_key_one_link() {
+    let dir = scratch("sixteen");
+    let inputs = demo_inputs(&dir);
+    let cache = dir.join("cache");
+    let cache = cache.to_str().unwrap();
+    let outs: Vec<String> = (0..16)
+        .map(|i| {
+            dir.join(format!("out{i}.cubin"))
+                .to_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let children: Vec<_> = outs
+        .iter()
+        .map(|out| {
+            Command::new(bin())
+                .args(link_args(&inputs, cache, out))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let first = std::fs::read(&outs[0]).unwrap();
+    for out in &outs {
+        assert_eq!(std::fs::read(out).unwrap(), first, "{out} differs");
+    }
+    let s = stats(cache);
+    assert_eq!(
+        s["counters"]["links"], 1,
+        "16 processes must link once: {s}"
+    );
+    assert_eq!(s["counters"]["l2_hits"], 15, "{s}");
+    assert_eq!(s["entries"], 1);
+}
+
+#[test]
+fn writers_killed_mid_publish_never_leave_a_torn_entry() {
+    let dir = scratch("kill");
+    let inputs = demo_inputs(&dir);
+    let cache_dir = dir.join("cache");
+    let cache = cache_dir.to_str().unwrap();
+    let reference = dir.join("reference.cubin");
+    let mut args = link_args(&inputs, cache, reference.to_str().unwrap());
+    args.push("--no-cache");
+    assert!(run(&args, &[]).status.success());
+    let reference = std::fs::read(&reference).unwrap();
+
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut killed_with_entry = 0;
+    for round in 0..24 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let out = dir.join(format!("k{round}.cubin"));
+        let mut child = Command::new(bin())
+            .args(link_args(&inputs, cache, out.to_str().unwrap()))
+            .env("LTOKIT_FAULT_PUBLISH_PAUSE_MS", "40")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Anywhere from before the link to after the rename.
+        std::thread::sleep(Duration::from_millis(state % 220));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        // Readers see either nothing or a complete, verified entry.
+        let o = run(&["cache", "verify", "--cache-dir", cache], &[]);
+        assert!(
+            o.status.success(),
+            "round {round}: torn entry found: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        if stats(cache)["entries"] == 1 {
+            killed_with_entry += 1;
+            let o = run(&["cache", "clear", "--cache-dir", cache], &[]);
+            assert!(o.status.success());
+        }
+    }
+    // The next request relinks (or reads) and gives the right bytes.
+    let out = dir.join("final.cubin");
+    assert!(run(&link_args(&inputs, cache, out.to_str().unwrap()), &[])
+        .status
+        .success());
+    assert_eq!(std::fs::read(out).unwrap(), reference);
+    assert!(
+        killed_with_entry < 24,
+        "every kill came after the publish; the test did not exercise torn writes"
+    );
+}
+
+#[test]
+fn maintenance_commands() {
+    let dir = scratch("maint");
+    let inputs = demo_inputs(&dir);
+    let cache = dir.join("cache");
+    let cache = cache.to_str().unwrap();
+    for opt in ["-O3", "-O0"] {
+        let mut a = link_args(&inputs, cache, "/dev/null");
+        a.extend(["--opt", opt]);
+        assert!(run(&a, &[]).status.success());
+    }
+    assert_eq!(stats(cache)["entries"], 2);
+    let ls = run(&["cache", "ls", "--json", "--cache-dir", cache], &[]);
+    let listed: serde_json::Value = serde_json::from_slice(&ls.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+
+    // Damage one entry: verify removes it and exits 1; a second verify is clean.
+    let victim = listed[0]["path"].as_str().unwrap();
+    let mut bytes = std::fs::read(victim).unwrap();
+    let n = bytes.len();
+    bytes[n - 1] ^= 1;
+    std::fs::write(victim, bytes).unwrap();
+    let o = run(&["cache", "verify", "--cache-dir", cache], &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("digest mismatch"));
+    assert!(run(&["cache", "verify", "--cache-dir", cache], &[])
+        .status
+        .success());
+    assert_eq!(stats(cache)["counters"]["corrupt"], 1);
+
+    assert!(run(
+        &["cache", "prune", "--max-bytes", "0", "--cache-dir", cache],
+        &[]
+    )
+    .status
+    .success());
+    assert_eq!(stats(cache)["entries"], 0);
+    assert_eq!(stats(cache)["counters"]["evictions"], 1);
+    let o = run(
+        &[
+            "cache",
+            "prune",
+            "--max-bytes",
+            "lots",
+            "--cache-dir",
+            cache,
+        ],
+        &[],
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a size"));
+}
+
+#[test]
+fn warmup_fills_the_cache_and_strict_mode_uses_it() {
+    let dir = scratch("warm");
+    let bundle = repo().join("tests/fixtures/ltk-demo.ltkb");
+    let bundle = bundle.to_str().unwrap();
+    let cache = dir.join("cache");
+    let cache = cache.to_str().unwrap();
+    // Strict mode before warm-up: a clear error naming the plan.
+    let o = run(
+        &[
+            "bench",
+            "cache",
+            "--bundle",
+            bundle,
+            "--plan",
+            "demo_max_x4_O3",
+            "--arch",
+            "sm_90",
+            "--iters",
+            "1",
+            "--cache-dir",
+            cache,
+        ],
+        &[("LTOKIT_JIT", "off")],
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("LTOKIT_JIT=off") && err.contains("demo_max_x4_O3") && err.contains("sm_90"),
+        "{err}"
+    );
+
+    let o = run(
+        &[
+            "warmup",
+            "--bundle",
+            bundle,
+            "--arch",
+            "sm_90",
+            "--jobs",
+            "2",
+            "--json",
+            "--cache-dir",
+            cache,
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["plans"], 24);
+    assert_eq!(report["linked"], 24);
+    assert_eq!(stats(cache)["entries"], 24);
+    let o = run(
+        &[
+            "warmup",
+            "--bundle",
+            bundle,
+            "--arch",
+            "sm_90",
+            "--json",
+            "--cache-dir",
+            cache,
+        ],
+        &[],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["cached"], 24);
+
+    // Strict mode after warm-up: served from disk, nvJitLink never loaded.
+    let o = run(
+        &[
+            "bench",
+            "cache",
+            "--bundle",
+            bundle,
+            "--plan",
+            "demo_max_x4_O3",
+            "--arch",
+            "sm_90",
+            "--iters",
+            "10",
+            "--json",
+            "--cache-dir",
+            cache,
+        ],
+        &[("LTOKIT_JIT", "off")],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bench: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(bench["level"], "l2");
+    assert_eq!(bench["nvjitlink_loaded"], false, "{bench}");
+    // LTOKIT_CACHE=off: nothing on disk to use, so strict mode fails again.
+    let o = run(
+        &[
+            "bench",
+            "cache",
+            "--bundle",
+            bundle,
+            "--plan",
+            "demo_max_x4_O3",
+            "--arch",
+            "sm_90",
+            "--iters",
+            "1",
+        ],
+        &[("LTOKIT_JIT", "off"), ("LTOKIT_CACHE", "off")],
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("disk cache off"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn bundles_rebuild_only_what_changed() {
+    let dir = scratch("rebuild");
+    let src = repo().join("crates/ltokit/kernels/demo");
+    for f in ["entry.cu", "transform.cu", "combine.cu", "bundle.json"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let spec = dir.join("bundle.json");
+    let out = dir.join("b.ltkb");
+    let build = || {
+        let o = run(
+            &[
+                "bundle",
+                "build",
+                spec.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--jobs",
+                "2",
+            ],
+            &[],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(build().contains("(8 compiled, 0 reused)"));
+    assert!(build().contains("(0 compiled, 8 reused)"));
+    let combine = std::fs::read_to_string(dir.join("combine.cu")).unwrap();
+    std::fs::write(
+        dir.join("combine.cu"),
+        combine.replace("fmaxf(t, y)", "fmaxf(y, t)"),
+    )
+    .unwrap();
+    assert!(
+        build().contains("(3 compiled, 5 reused)"),
+        "only the three combine fragments changed"
+    );
+    let o = run(&["bundle", "inspect", "--json", out.to_str().unwrap()], &[]);
+    let m: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(m["plans"].as_array().unwrap().len(), 24);
+    // A broken source is a compile error naming the fragment and carrying NVRTC's log.
+    std::fs::write(dir.join("combine.cu"), "this is not CUDA").unwrap();
+    let o = run(
+        &[
+            "bundle",
+            "build",
+            spec.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("combine_") && err.contains("error"),
+        "{err}"
+    );
+}
