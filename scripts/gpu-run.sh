@@ -35,6 +35,7 @@ if [[ "${MAKE_FIXTURES:-0}" == 1 ]]; then
   cp "$logs/cuobjdump_listings.txt" tests/fixtures/
 fi
 step "fixture tests (vs cuobjdump)" fixture-tests.txt $bin/test-fatbin_fixtures-test
+step "cache benchmarks (fresh processes)" cache-bench.txt bash scripts/gpu-bench-cache.sh "$logs/cache-bench"
 for lib in ${INVENTORY_LIBS:-/usr/local/cuda/lib64/libcurand.so.10}; do
   step "inventory vs cuobjdump: $(basename "$lib")" "inventory-$(basename "$lib").txt" \
     python3 scripts/compare_cuobjdump.py "$bin/ltokit" "$lib"
@@ -43,4 +44,5 @@ echo
 echo "== ltokit GPU run on $(head -2 "$logs/machine.txt" | tail -1)"
 printf '%s\n' "${summary[@]}"
 grep -h -E "^ran |n=|max rel" "$logs/demo.txt" "$logs/gpu-tests.txt" 2>/dev/null | head -20
+cat "$logs/cache-bench/summary.md" 2>/dev/null
 tar czf "$OUT/gpu-logs.tgz" -C "$OUT" logs && rm -rf "$logs"

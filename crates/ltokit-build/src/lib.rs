@@ -56,6 +56,9 @@ use ltokit::{Error, Result, Target};
 
 pub use spec::{BundleSpec, ExpandedFragment, FragmentTemplate, PlanTemplate};
 
+/// One fragment's record, its LTO-IR, and whether it was reused.
+type Compiled = (FragmentRecord, Arc<[u8]>, bool);
+
 /// What a build did.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BuildReport {
@@ -116,8 +119,7 @@ pub fn build_bundle(spec_path: &Path, output: &Path, jobs: usize) -> Result<Buil
     }
     let previous = previous_fragments(output);
 
-    let results: Mutex<Vec<Option<(FragmentRecord, Arc<[u8]>, bool)>>> =
-        Mutex::new(vec![None; jobs_list.len()]);
+    let results: Mutex<Vec<Option<Compiled>>> = Mutex::new(vec![None; jobs_list.len()]);
     let first_error: Mutex<Option<Error>> = Mutex::new(None);
     let next = AtomicUsize::new(0);
     let threads = if jobs == 0 {

@@ -147,31 +147,7 @@ enum BundleCommand {
 #[derive(Subcommand)]
 enum BenchCommand {
     /// Time one request at whatever cache level serves it, then L1 hits.
-    Cache {
-        /// The bundle.
-        #[arg(long)]
-        bundle: PathBuf,
-        /// The plan to request.
-        #[arg(long)]
-        plan: String,
-        /// Target: sm_XY[a|f] or native.
-        #[arg(long, default_value = "native")]
-        arch: String,
-        /// L1 hits to time.
-        #[arg(long, default_value_t = 1000)]
-        iters: usize,
-        /// Also time loading nvJitLink and a first link of another plan.
-        #[arg(long)]
-        cold: bool,
-        /// Launch the kernel and compare with the CPU reference (demo bundle).
-        #[arg(long)]
-        check: bool,
-        /// Print one JSON line.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        cache: commands::cache::CacheArgs,
-    },
+    Cache(commands::bench::CacheBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -218,18 +194,8 @@ fn main() -> ExitCode {
             command: BundleCommand::Inspect { bundle, json },
         } => commands::bundle::inspect(&bundle, json),
         Command::Bench {
-            command:
-                BenchCommand::Cache {
-                    bundle,
-                    plan,
-                    arch,
-                    iters,
-                    cold,
-                    check,
-                    json,
-                    cache,
-                },
-        } => commands::bench::run(&bundle, &plan, &arch, iters, cold, check, json, &cache),
+            command: BenchCommand::Cache(args),
+        } => commands::bench::run(&args),
         Command::Inventory { json, files } => commands::inventory::run(json, &files),
         Command::Demo { out_dir } => commands::demo::run(&out_dir),
     };

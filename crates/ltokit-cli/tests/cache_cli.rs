@@ -270,9 +270,9 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(report["plans"], 24);
-    assert_eq!(report["linked"], 24);
-    assert_eq!(stats(cache)["entries"], 24);
+    assert_eq!(report["plans"], 96);
+    assert_eq!(report["linked"], 96);
+    assert_eq!(stats(cache)["entries"], 96);
     let o = run(
         &[
             "warmup",
@@ -287,7 +287,7 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
         &[],
     );
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(report["cached"], 24);
+    assert_eq!(report["cached"], 96);
 
     // Strict mode after warm-up: served from disk, nvJitLink never loaded.
     let o = run(
@@ -360,8 +360,8 @@ fn bundles_rebuild_only_what_changed() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
-    assert!(build().contains("(8 compiled, 0 reused)"));
-    assert!(build().contains("(0 compiled, 8 reused)"));
+    assert!(build().contains("(20 compiled, 0 reused)"));
+    assert!(build().contains("(0 compiled, 20 reused)"));
     let combine = std::fs::read_to_string(dir.join("combine.cu")).unwrap();
     std::fs::write(
         dir.join("combine.cu"),
@@ -369,12 +369,12 @@ fn bundles_rebuild_only_what_changed() {
     )
     .unwrap();
     assert!(
-        build().contains("(3 compiled, 5 reused)"),
+        build().contains("(3 compiled, 17 reused)"),
         "only the three combine fragments changed"
     );
     let o = run(&["bundle", "inspect", "--json", out.to_str().unwrap()], &[]);
     let m: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(m["plans"].as_array().unwrap().len(), 24);
+    assert_eq!(m["plans"].as_array().unwrap().len(), 96);
     // A broken source is a compile error naming the fragment and carrying NVRTC's log.
     std::fs::write(dir.join("combine.cu"), "this is not CUDA").unwrap();
     let o = run(

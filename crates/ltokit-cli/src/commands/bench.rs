@@ -5,7 +5,7 @@
 //! kernel is ready to launch, then L1 hits. `--cold` also times loading nvJitLink and a
 //! first link of another plan (nvJitLink's start-up) before the request.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -63,17 +63,47 @@ fn demo_variant(plan: &Plan) -> Option<(f32, demo::Combine)> {
     Some((scale?, combine?))
 }
 
-/// Measures one request for plan `plan_name` of `bundle`.
-pub fn run(
-    bundle: &Path,
-    plan_name: &str,
-    arch: &str,
+/// Arguments of `ltokit bench cache`.
+#[derive(clap::Args, Debug)]
+pub struct CacheBenchArgs {
+    /// The bundle.
+    #[arg(long)]
+    bundle: PathBuf,
+    /// The plan to request.
+    #[arg(long)]
+    plan: String,
+    /// Target: sm_XY[a|f] or native.
+    #[arg(long, default_value = "native")]
+    arch: String,
+    /// L1 hits to time.
+    #[arg(long, default_value_t = 1000)]
     iters: usize,
+    /// Also time loading nvJitLink and a first link of another plan.
+    #[arg(long)]
     cold: bool,
+    /// Launch the kernel and compare with the CPU reference (demo bundle).
+    #[arg(long)]
     check: bool,
+    /// Print one JSON line.
+    #[arg(long)]
     json: bool,
-    cache_args: &CacheArgs,
-) -> anyhow::Result<ExitCode> {
+    #[command(flatten)]
+    cache: CacheArgs,
+}
+
+/// Measures one request for a plan of a bundle.
+pub fn run(args: &CacheBenchArgs) -> anyhow::Result<ExitCode> {
+    let CacheBenchArgs {
+        bundle,
+        plan: plan_name,
+        arch,
+        iters,
+        cold,
+        check,
+        json,
+        cache: cache_args,
+    } = args;
+    let (iters, cold, check, json) = (*iters, *cold, *check, *json);
     let target = parse_target(arch)?;
     let bundle = Bundle::open(bundle)?;
     let plan = bundle.plan(plan_name, target)?;
