@@ -258,17 +258,11 @@ impl KernelCache<CubinLoader> {
 impl<L: Loader> KernelCache<L> {
     /// A cache with nvJitLink as linker and `loader` for L1.
     pub fn with_loader(config: CacheConfig, loader: L) -> Self {
-        let l2 = open_l2(&config);
-        let memo = l2.as_ref().map(|d| d.root().join("linkers"));
-        let linker = Arc::new(NvJitLinkLinker::new(memo));
-        KernelCache {
-            config,
-            l1: MemoryCache::default(),
-            l2,
-            linker,
-            loader,
-            counters: Default::default(),
-        }
+        let mut cache = Self::with_linker(config, loader, Arc::new(NvJitLinkLinker::new(None)));
+        // nvJitLink's version is remembered inside the disk cache, when there is one.
+        let memo = cache.l2.as_ref().map(|d| d.root().join("linkers"));
+        cache.linker = Arc::new(NvJitLinkLinker::new(memo));
+        cache
     }
 
     /// A cache with a custom linker (tests, other link back-ends).
