@@ -17,9 +17,12 @@ for line in sys.stdin:
     msg = json.loads(line)
     exe = msg.get("executable")
     if msg.get("reason") == "compiler-artifact" and exe and msg["profile"]["test"]:
+        pkg = msg["package_id"].split("#")[0].rstrip("/").split("/")[-1]
         name = msg["target"]["name"].replace("-", "_")
         kind = msg["target"]["kind"][0]
-        shutil.copy(exe, f"gpu-run/bin/test-{name}-{kind}")
-        print(f"gpu-run/bin/test-{name}-{kind}")
+        shutil.copy(exe, f"gpu-run/bin/test-{pkg}-{name}-{kind}")
+        print(f"gpu-run/bin/test-{pkg}-{name}-{kind}")
 '
 du -sh gpu-run
+# The IVF kernel bundle that ltokit-ivf embeds, for `ltokit warmup` there.
+cp "$(ls -t target/release/build/ltokit-ivf-*/out/ivf.ltkb | head -1)" gpu-run/ivf.ltkb

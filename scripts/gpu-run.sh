@@ -25,16 +25,17 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv
 
 step "ltokit doctor" doctor.txt $bin/ltokit doctor
 step "ltokit demo (3 fragments, GPU run)" demo.txt $bin/ltokit demo --out-dir /tmp/ltokit-demo
-step "GPU tests (--ignored)" gpu-tests.txt $bin/test-gpu-test --ignored --test-threads=1 --nocapture
-step "pipeline tests" pipeline-tests.txt $bin/test-pipeline-test
-for t in $bin/test-ltokit-lib; do step "unit tests" unit-tests.txt $t; done
+step "GPU tests (--ignored)" gpu-tests.txt $bin/test-ltokit-gpu-test --ignored --test-threads=1 --nocapture
+step "IVF GPU tests (--ignored)" ivf-gpu-tests.txt $bin/test-ltokit-ivf-gpu-test --ignored --test-threads=1 --nocapture
+step "pipeline tests" pipeline-tests.txt $bin/test-ltokit-pipeline-test
+for t in $bin/test-ltokit-ltokit-lib; do step "unit tests" unit-tests.txt $t; done
 if [[ "${MAKE_FIXTURES:-0}" == 1 ]]; then
   step "make fixtures (nvcc)" fixtures.txt bash scripts/make-fixtures.sh "$logs/fx"
   cp "$logs/fx/small_sm90.cubin" tests/fixtures/ 2>/dev/null
   bash scripts/list-cuobjdump.sh tests/fixtures > "$logs/cuobjdump_listings.txt"
   cp "$logs/cuobjdump_listings.txt" tests/fixtures/
 fi
-step "fixture tests (vs cuobjdump)" fixture-tests.txt $bin/test-fatbin_fixtures-test
+step "fixture tests (vs cuobjdump)" fixture-tests.txt $bin/test-ltokit-fatbin_fixtures-test
 step "cache benchmarks (fresh processes)" cache-bench.txt bash scripts/gpu-bench-cache.sh "$logs/cache-bench"
 for lib in ${INVENTORY_LIBS:-/usr/local/cuda/lib64/libcurand.so.10}; do
   step "inventory vs cuobjdump: $(basename "$lib")" "inventory-$(basename "$lib").txt" \

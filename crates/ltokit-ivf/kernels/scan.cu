@@ -1,0 +1,74 @@
+// Entry fragment: the IVF-Flat interleaved scan with a fused per-block top-k.
+// Block (probe p, query q) scans list probes[q * n_probes + p]; each of its 4 warps takes
+// 32-row groups in turn, lane l scoring row l of the group; each warp keeps its own top-k,
+// and warp 0 merges the four and writes k candidates for (q, p). ivf_merge then selects
+// the final top-k of each query across its probes.
+#include "ivf_abi.cuh"
+#include "topk.cuh"
+
+#define IVF_WARPS 4
+
+extern "C" __global__ void __launch_bounds__(128) ivf_scan(
+    const float* __restrict__ queries, int dim, int n_probes, const int* __restrict__ probes,
+    const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset,
+    const int* __restrict__ list_size, const long long* __restrict__ ids,
+    const unsigned int* __restrict__ filter, long long filter_words, int query_base,
+    int k, float* __restrict__ out_d, long long* __restrict__ out_id)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    long long* wid = reinterpret_cast<long long*>(smem_raw);                // [WARPS][CAP]
+    float* wd = reinterpret_cast<float*>(wid + IVF_WARPS * IVF_CAPACITY);   // [WARPS][CAP]
+    float* q = wd + IVF_WARPS * IVF_CAPACITY;                               // [dim]
+    __shared__ float qnorm_parts[IVF_WARPS];
+
+    const int qi = blockIdx.y;
+    const int pi = blockIdx.x;
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const float* qsrc = queries + (long long)qi * dim;
+    float part = 0.f;
+    for (int j = threadIdx.x; j < dim; j += blockDim.x) { float v = qsrc[j]; q[j] = v; part += v * v; }
+    for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(IVF_FULL, part, off);
+    if (lane == 0) qnorm_parts[warp] = part;
+    float* d = wd + warp * IVF_CAPACITY;
+    long long* id = wid + warp * IVF_CAPACITY;
+    topk_init(d, id, lane);
+    __syncthreads();
+    const float qnorm2 = qnorm_parts[0] + qnorm_parts[1] + qnorm_parts[2] + qnorm_parts[3];
+
+    const int list = probes[(long long)qi * n_probes + pi];
+    const long long off = list_offset[list];
+    const int size = list_size[list];
+    const float inf = __int_as_float(0x7f800000);
+    float thr = inf;
+    for (int g = warp; g * 32 < size; g += IVF_WARPS) {
+        const int row = g * 32 + lane;
+        float s = inf;
+        long long sid = -1;
+        if (row < size) {
+            sid = ids[off + row];
+            if (ivf_keep(sid, query_base + qi, filter, filter_words)) {
+                float xn = 0.f;
+                const unsigned char* group = data + (off + (long long)g * 32) * dim * elem_bytes;
+                float acc = ivf_dist(group, lane, q, dim, &xn);
+                s = ivf_score(acc, qnorm2, xn);
+            }
+        }
+        thr = topk_offer(d, id, k, lane, thr, s, sid);
+    }
+    __syncthreads();
+    if (warp == 0) {
+        for (int w = 1; w < IVF_WARPS; ++w) {
+            const float* od = wd + w * IVF_CAPACITY;
+            const long long* oi = wid + w * IVF_CAPACITY;
+            for (int base = 0; base < k; base += 32) {
+                int j = base + lane;
+                float s = j < k ? od[j] : inf;
+                long long sid = j < k ? oi[j] : -1;
+                thr = topk_offer(d, id, k, lane, thr, s, sid);
+            }
+        }
+        long long out = ((long long)qi * n_probes + pi) * k;
+        for (int j = lane; j < k; j += 32) { out_d[out + j] = d[j]; out_id[out + j] = id[j]; }
+    }
+}

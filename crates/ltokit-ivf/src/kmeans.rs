@@ -1,0 +1,154 @@
+//! Balanced k-means for the coarse quantiser.
+//!
+//! Lloyd iterations on a strided training subsample, with the assignment step supplied
+//! by the caller (the GPU in `ltokit ivf build`, the CPU reference in tests). Balancing,
+//! as cuVS's balanced k-means intends: after each update, every list smaller than an
+//! eighth of the average is re-seeded next to a random member of the largest list, which
+//! splits it on the next assignment. Cosine clusters on normalised vectors.
+
+use ltokit::{Error, Result};
+
+use crate::data::{Matrix, Rng};
+use crate::metric::Metric;
+
+/// K-means settings (defaults as cuVS: 1024 lists, 20 iterations, half the data).
+#[derive(Debug, Clone, Copy)]
+pub struct KMeansParams {
+    /// Number of lists (centres).
+    pub n_lists: usize,
+    /// Lloyd iterations.
+    pub iters: usize,
+    /// Fraction of the base used for training (strided subsample).
+    pub train_fraction: f64,
+    /// Seed of the initial centres and re-seeding.
+    pub seed: u64,
+}
+
+impl Default for KMeansParams {
+    fn default() -> Self {
+        KMeansParams { n_lists: 1024, iters: 20, train_fraction: 0.5, seed: 0x1F1F }
+    }
+}
+
+/// Assigns each of `n` f32 points (`points`, row-major) to its nearest centre.
+pub type AssignFn<'a> = dyn FnMut(&[f32], &[f32]) -> Result<Vec<u32>> + 'a;
+
+/// The training points: a strided subsample as f32 (normalised for cosine).
+pub fn training_set(base: &Matrix, params: &KMeansParams, metric: Metric) -> Vec<f32> {
+    let n_train = ((base.rows as f64 * params.train_fraction).ceil() as usize).clamp(params.n_lists.min(base.rows), base.rows);
+    let stride = (base.rows / n_train.max(1)).max(1);
+    let mut out = Vec::with_capacity(n_train * base.dim);
+    for i in (0..base.rows).step_by(stride).take(n_train) {
+        let mut row = base.row_f32(i);
+        if metric == Metric::Cosine {
+            normalise(&mut row);
+        }
+        out.extend_from_slice(&row);
+    }
+    out
+}
+
+fn normalise(row: &mut [f32]) {
+    let n = row.iter().map(|v| v * v).sum::<f32>().sqrt();
+    if n > 0.0 {
+        row.iter_mut().for_each(|v| *v /= n);
+    }
+}
+
+/// Trains `params.n_lists` centres on `train` (`dim`-dimensional rows).
+pub fn train(train: &[f32], dim: usize, params: &KMeansParams, assign: &mut AssignFn<'_>) -> Result<Vec<f32>> {
+    let n = train.len() / dim.max(1);
+    if params.n_lists == 0 || params.n_lists > n {
+        return Err(Error::InvalidArgument(format!("{} lists need at least as many training vectors; have {n}", params.n_lists)));
+    }
+    let mut rng = Rng::new(params.seed);
+    // Initial centres: distinct random training points.
+    let mut picked = std::collections::HashSet::new();
+    let mut centers = Vec::with_capacity(params.n_lists * dim);
+    while picked.len() < params.n_lists {
+        let i = rng.below(n);
+        if picked.insert(i) {
+            centers.extend_from_slice(&train[i * dim..(i + 1) * dim]);
+        }
+    }
+    for _ in 0..params.iters {
+        let labels = assign(train, &centers)?;
+        let mut sums = vec![0f64; params.n_lists * dim];
+        let mut counts = vec![0usize; params.n_lists];
+        for (i, &l) in labels.iter().enumerate() {
+            let l = l as usize;
+            counts[l] += 1;
+            for (s, v) in sums[l * dim..(l + 1) * dim].iter_mut().zip(&train[i * dim..(i + 1) * dim]) {
+                *s += *v as f64;
+            }
+        }
+        for l in 0..params.n_lists {
+            if counts[l] > 0 {
+                for j in 0..dim {
+                    centers[l * dim + j] = (sums[l * dim + j] / counts[l] as f64) as f32;
+                }
+            }
+        }
+        // Balance: re-seed tiny lists beside a member of the largest list.
+        let small = (n / params.n_lists / 8).max(1);
+        for l in 0..params.n_lists {
+            if counts[l] < small {
+                let largest = (0..params.n_lists).max_by_key(|&c| counts[c]).unwrap_or(0);
+                let members: Vec<usize> = labels.iter().enumerate().filter(|(_, &x)| x as usize == largest).map(|(i, _)| i).collect();
+                if let Some(&i) = members.get(rng.below(members.len())) {
+                    for j in 0..dim {
+                        centers[l * dim + j] = train[i * dim + j] + 1e-3 * rng.normal();
+                    }
+                    let moved = counts[largest] / 2;
+                    counts[largest] -= moved;
+                    counts[l] += moved;
+                }
+            }
+        }
+    }
+    Ok(centers)
+}
+
+/// The CPU assignment (reference; O(points × centres × dim)).
+pub fn assign_cpu(points: &[f32], centers: &[f32], dim: usize) -> Vec<u32> {
+    points
+        .chunks(dim)
+        .map(|p| {
+            let mut best = (f32::INFINITY, 0u32);
+            for (l, c) in centers.chunks(dim).enumerate() {
+                let d: f32 = p.iter().zip(c).map(|(a, b)| (a - b) * (a - b)).sum();
+                if d < best.0 {
+                    best = (d, l as u32);
+                }
+            }
+            best.1
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{synthetic, DType};
+
+    #[test]
+    fn finds_separated_clusters_and_keeps_lists_balanced() {
+        let base = synthetic(2000, 8, 8, DType::F32, 5);
+        let params = KMeansParams { n_lists: 16, iters: 10, train_fraction: 0.5, seed: 1 };
+        let t = training_set(&base, &params, Metric::L2);
+        assert_eq!(t.len(), 1000 * 8);
+        let centers = train(&t, 8, &params, &mut |p, c| Ok(assign_cpu(p, c, 8))).unwrap();
+        let labels = assign_cpu(&base.to_f32(), &centers, 8);
+        let mut counts = vec![0usize; 16];
+        labels.iter().for_each(|&l| counts[l as usize] += 1);
+        assert!(counts.iter().all(|&c| c > 0), "no empty list: {counts:?}");
+        // Quantisation error well below the data's spread.
+        let err: f32 = base.to_f32().chunks(8).zip(&labels).map(|(p, &l)| p.iter().zip(&centers[l as usize * 8..][..8]).map(|(a, b)| (a - b) * (a - b)).sum::<f32>()).sum::<f32>() / 2000.0;
+        assert!(err < 8.0 * 0.25 * 0.25 * 1.5, "mean squared error {err}");
+    }
+
+    #[test]
+    fn too_many_lists_is_an_error() {
+        assert!(train(&[0.0; 8], 2, &KMeansParams { n_lists: 5, ..Default::default() }, &mut |p, c| Ok(assign_cpu(p, c, 2))).is_err());
+    }
+}
