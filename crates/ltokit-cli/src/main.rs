@@ -98,6 +98,11 @@ enum Command {
         #[command(subcommand)]
         command: BundleCommand,
     },
+    /// IVF-Flat vector search on the GPU.
+    Ivf {
+        #[command(subcommand)]
+        command: commands::ivf::IvfCommand,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -196,6 +201,7 @@ fn main() -> ExitCode {
         Command::Bench {
             command: BenchCommand::Cache(args),
         } => commands::bench::run(&args),
+        Command::Ivf { command } => commands::ivf::run(command),
         Command::Inventory { json, files } => commands::inventory::run(json, &files),
         Command::Demo { out_dir } => commands::demo::run(&out_dir),
     };

@@ -312,6 +312,30 @@ pub fn synthetic(rows: usize, dim: usize, clusters: usize, dtype: DType, seed: u
     Matrix { dtype, rows, dim, bytes }
 }
 
+/// A base set and a query set drawn from the same clusters (`spec` is
+/// `synthetic:ROWS:DIM[:DTYPE]` for the base; the queries are `query_rows` more draws).
+pub fn synthetic_pair(base_rows: usize, query_rows: usize, dim: usize, dtype: DType, seed: u64) -> (Matrix, Matrix) {
+    let clusters = (base_rows / 1000).clamp(1, 4096);
+    let all = synthetic(base_rows + query_rows, dim, clusters, dtype, seed);
+    let n = dim * dtype.size();
+    let (b, q) = all.bytes.split_at(base_rows * n);
+    (Matrix { dtype, rows: base_rows, dim, bytes: b.to_vec() }, Matrix { dtype, rows: query_rows, dim, bytes: q.to_vec() })
+}
+
+/// Parses `synthetic:ROWS:DIM[:DTYPE]`.
+pub fn parse_synthetic(spec: &str) -> Result<Option<(usize, usize, DType)>> {
+    let Some(rest) = spec.strip_prefix("synthetic:") else { return Ok(None) };
+    let parts: Vec<&str> = rest.split(':').collect();
+    let bad = || Error::InvalidArgument(format!("{spec:?}: expected synthetic:ROWS:DIM[:f32|f16|i8|u8]"));
+    let rows = parts.first().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
+    let dim = parts.get(1).and_then(|p| p.parse().ok()).filter(|&d: &usize| d > 0).ok_or_else(bad)?;
+    let dtype = match parts.get(2) {
+        Some(t) => t.parse()?,
+        None => DType::F32,
+    };
+    Ok(Some((rows, dim, dtype)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

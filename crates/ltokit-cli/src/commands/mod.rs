@@ -7,6 +7,7 @@ pub mod compile;
 pub mod demo;
 pub mod doctor;
 pub mod inventory;
+pub mod ivf;
 pub mod link;
 pub mod warmup;
 

@@ -1,0 +1,236 @@
+//! `ltokit ivf build|search|bench`: IVF-Flat on the GPU.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use ltokit::launch::Gpu;
+use ltokit_ivf::data::{parse_synthetic, read_vectors, synthetic_pair};
+use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, EXACT_CHUNK};
+use ltokit_ivf::kmeans::KMeansParams;
+use ltokit_ivf::{Filter, IvfIndex, Matrix, Metric};
+
+use super::cache::CacheArgs;
+
+/// `ltokit ivf` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum IvfCommand {
+    /// Build an index on the GPU.
+    Build {
+        /// Base vectors: .npy, .fvecs, .bvecs, or synthetic:ROWS:DIM[:DTYPE].
+        #[arg(long)]
+        base: String,
+        /// Number of lists.
+        #[arg(long, default_value_t = 1024)]
+        lists: usize,
+        /// Metric: l2 (squared), l2sqrt, ip, cosine.
+        #[arg(long, default_value = "l2")]
+        metric: String,
+        /// K-means iterations.
+        #[arg(long, default_value_t = 20)]
+        iters: usize,
+        /// Fraction of the base used to train k-means.
+        #[arg(long, default_value_t = 0.5)]
+        train_fraction: f64,
+        /// Where to write the index.
+        #[arg(short = 'o')]
+        output: PathBuf,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
+    /// Search an index.
+    Search {
+        /// The index file.
+        #[arg(long)]
+        index: PathBuf,
+        /// Query vectors (.npy, .fvecs, .bvecs).
+        #[arg(long)]
+        queries: String,
+        /// Neighbours per query.
+        #[arg(long)]
+        k: usize,
+        /// Lists probed per query.
+        #[arg(long)]
+        probes: usize,
+        /// Write "query rank id distance" lines here.
+        #[arg(short = 'o')]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
+    /// Build, compute exact ground truth on the GPU, and time searches over n_probes.
+    Bench {
+        /// Base vectors: a file, or synthetic:ROWS:DIM[:DTYPE] (queries then come from the same clusters).
+        #[arg(long)]
+        base: String,
+        /// Query vectors: a file, or synthetic:ROWS.
+        #[arg(long)]
+        queries: String,
+        /// Number of lists.
+        #[arg(long, default_value_t = 1024)]
+        lists: usize,
+        /// n_probes values to time, comma-separated.
+        #[arg(long, default_value = "10,20,30,50,100", value_delimiter = ',')]
+        probes: Vec<usize>,
+        /// Neighbours per query.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// Queries per search call.
+        #[arg(long, default_value_t = 10_000)]
+        batch: usize,
+        /// Metric.
+        #[arg(long, default_value = "l2")]
+        metric: String,
+        /// Timed repetitions per n_probes (after one warm-up).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
+}
+
+fn engine(cache: &CacheArgs) -> anyhow::Result<IvfGpu> {
+    let gpu = Arc::new(Gpu::open(0).context("IVF-Flat runs on the GPU; none could be opened")?);
+    Ok(IvfGpu::new(gpu, cache.config()?)?)
+}
+
+fn load(spec: &str, seed: u64, query_rows: Option<usize>) -> anyhow::Result<(Matrix, Option<Matrix>)> {
+    if let Some((rows, dim, dtype)) = parse_synthetic(spec)? {
+        let (b, q) = synthetic_pair(rows, query_rows.unwrap_or(0), dim, dtype, seed);
+        return Ok((b, query_rows.map(|_| q)));
+    }
+    Ok((read_vectors(std::path::Path::new(spec))?, None))
+}
+
+/// Runs an ivf subcommand.
+pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        IvfCommand::Build { base, lists, metric, iters, train_fraction, output, cache } => {
+            let metric: Metric = metric.parse()?;
+            let (base, _) = load(&base, 42, None)?;
+            let engine = engine(&cache)?;
+            let started = Instant::now();
+            let params = KMeansParams { n_lists: lists, iters, train_fraction, ..Default::default() };
+            let index = ltokit_ivf::build::build(&engine, &base, metric, &params)?;
+            let secs = started.elapsed().as_secs_f64();
+            index.save(&output)?;
+            let empty = index.list_size.iter().filter(|&&s| s == 0).count();
+            println!("built {} lists over {} × {} {} vectors in {secs:.2} s ({empty} empty lists) → {}", lists, base.rows, base.dim, base.dtype.name(), output.display());
+        }
+        IvfCommand::Search { index, queries, k, probes, output, cache } => {
+            let index = IvfIndex::load(&index)?;
+            let (queries, _) = load(&queries, 43, None)?;
+            let engine = engine(&cache)?;
+            let gindex = GpuIndex::upload(&engine, &index)?;
+            let started = Instant::now();
+            let found = gindex.search(&engine, &queries, k, probes, &Filter::None)?;
+            let secs = started.elapsed().as_secs_f64();
+            println!("searched {} queries (k = {k}, n_probes = {probes}) in {:.2} ms", queries.rows, secs * 1e3);
+            if let Some(path) = output {
+                let mut text = String::new();
+                for q in 0..queries.rows {
+                    for r in 0..k {
+                        text.push_str(&format!("{q} {r} {} {}\n", found.ids_of(q)[r], found.distances_of(q)[r]));
+                    }
+                }
+                std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+        IvfCommand::Bench { base, queries, lists, probes, k, batch, metric, reps, json, cache } => {
+            return bench(&base, &queries, lists, &probes, k, batch, metric.parse()?, reps, json, &cache);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(serde::Serialize)]
+struct ProbeRow {
+    n_probes: usize,
+    recall: f64,
+    median_ms: f64,
+    qps: f64,
+    scanned_gb_per_s: f64,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bench(base_spec: &str, query_spec: &str, lists: usize, probe_list: &[usize], k: usize, batch: usize, metric: Metric, reps: usize, json: bool, cache: &CacheArgs) -> anyhow::Result<ExitCode> {
+    let query_rows = match query_spec.strip_prefix("synthetic:") {
+        Some(rows) => Some(rows.parse::<usize>().with_context(|| format!("--queries {query_spec:?}: expected synthetic:ROWS"))?),
+        None => None,
+    };
+    anyhow::ensure!(query_rows.is_none() || base_spec.starts_with("synthetic:"), "synthetic queries need a synthetic base (they are drawn from its clusters)");
+    let (base, synthetic_queries) = load(base_spec, 42, if base_spec.starts_with("synthetic:") { query_rows } else { None })?;
+    let queries = match synthetic_queries {
+        Some(q) => q,
+        None => load(query_spec, 43, None)?.0,
+    };
+    anyhow::ensure!(queries.dim == base.dim, "queries have {} dimensions, the base {}", queries.dim, base.dim);
+    let started = Instant::now();
+    let engine = engine(cache)?;
+    let context_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let index = ltokit_ivf::build::build(&engine, &base, metric, &KMeansParams { n_lists: lists, ..Default::default() })?;
+    let build_s = started.elapsed().as_secs_f64();
+    let gindex = GpuIndex::upload(&engine, &index)?;
+    let qf = queries.to_f32();
+    let started = Instant::now();
+    let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK)?;
+    let truth = engine.exact(&flat, metric, &Filter::None, &qf, k)?;
+    let truth_s = started.elapsed().as_secs_f64();
+    drop(flat);
+    let search_all = |n_probes: usize| -> anyhow::Result<Vec<Vec<i64>>> {
+        let mut rows = Vec::with_capacity(queries.rows);
+        for start in (0..queries.rows).step_by(batch.max(1)) {
+            let end = (start + batch).min(queries.rows);
+            let sub = queries.select(&(start..end).collect::<Vec<_>>());
+            rows.extend(gindex.search(&engine, &sub, k, n_probes, &Filter::None)?.rows());
+        }
+        Ok(rows)
+    };
+    // The first search of this process (kernels from whichever cache level serves them).
+    let started = Instant::now();
+    search_all(probe_list[0])?;
+    let first_search_ms = started.elapsed().as_secs_f64() * 1e3;
+    let mut rows = Vec::new();
+    for &p in probe_list {
+        let found = search_all(p)?; // warm-up (and the recall)
+        let mut times = Vec::with_capacity(reps);
+        for _ in 0..reps.max(1) {
+            let t = Instant::now();
+            search_all(p)?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        let recall = ltokit_ivf::reference::recall(&found, &truth.rows(), k);
+        // Bytes scanned: every probed list's rows for every query (from the host-side coarse result).
+        let probes = gindex.probes(&engine, &qf, p)?;
+        let rows_scanned: u64 = probes.iter().map(|&l| index.list_size[l as usize] as u64).sum();
+        let bytes = rows_scanned * (base.dim * base.dtype.size()) as u64;
+        rows.push(ProbeRow { n_probes: p, recall, median_ms: median * 1e3, qps: queries.rows as f64 / median, scanned_gb_per_s: bytes as f64 / median / 1e9 });
+    }
+    let stats = engine.cache().stats();
+    if json {
+        let v = serde_json::json!({
+            "base": base_spec, "rows": base.rows, "dim": base.dim, "dtype": base.dtype.name(), "queries": queries.rows,
+            "lists": lists, "k": k, "batch": batch, "metric": metric.name(), "gpu": engine.gpu().name(),
+            "context_s": context_s, "build_s": build_s, "ground_truth_s": truth_s, "first_search_ms": first_search_ms,
+            "results": rows, "cache": stats,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("{} × {} {} base, {} queries, {lists} lists, k = {k}, batch {batch}, metric {} on {}", base.rows, base.dim, base.dtype.name(), queries.rows, metric.name(), engine.gpu().name());
+        println!("build {build_s:.2} s; exact ground truth {truth_s:.2} s; first search in this process {first_search_ms:.1} ms");
+        println!("{:>8} {:>8} {:>11} {:>11} {:>12}", "n_probes", "recall", "median ms", "QPS", "scanned GB/s");
+        for r in &rows {
+            println!("{:>8} {:>8.4} {:>11.2} {:>11.0} {:>12.0}", r.n_probes, r.recall, r.median_ms, r.qps, r.scanned_gb_per_s);
+        }
+        println!("kernel cache: {} links, {} L2 hits, {} L1 hits", stats.links, stats.l2_hits, stats.l1_hits);
+    }
+    Ok(ExitCode::SUCCESS)
+}
