@@ -9,7 +9,9 @@ fn main() {
         Ok(report) => ltokit_build::emit_rerun_if_changed(&report),
         Err(e) => {
             eprintln!("error: building the IVF kernel bundle failed: {e}");
-            eprintln!("hint: the build needs the CUDA compiler libraries; run scripts/setup-cuda.sh");
+            eprintln!(
+                "hint: the build needs the CUDA compiler libraries; run scripts/setup-cuda.sh"
+            );
             std::process::exit(1);
         }
     }

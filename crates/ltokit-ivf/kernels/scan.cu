@@ -9,7 +9,7 @@
 #define IVF_WARPS 4
 
 extern "C" __global__ void __launch_bounds__(128) ivf_scan(
-    const float* __restrict__ queries, int dim, int n_probes, const int* __restrict__ probes,
+    const float* __restrict__ queries, int dim, int n_probes, const long long* __restrict__ probes,
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset,
     const int* __restrict__ list_size, const long long* __restrict__ ids,
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,
@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(128) ivf_scan(
     __syncthreads();
     const float qnorm2 = qnorm_parts[0] + qnorm_parts[1] + qnorm_parts[2] + qnorm_parts[3];
 
-    const int list = probes[(long long)qi * n_probes + pi];
+    const int list = (int)probes[(long long)qi * n_probes + pi];
     const long long off = list_offset[list];
     const int size = list_size[list];
     const float inf = __int_as_float(0x7f800000);

@@ -10,11 +10,18 @@ use crate::kmeans::{self, KMeansParams};
 use crate::metric::Metric;
 
 /// Builds an index of `base` with ids 0..n.
-pub fn build(engine: &IvfGpu, base: &Matrix, metric: Metric, params: &KMeansParams) -> Result<IvfIndex> {
+pub fn build(
+    engine: &IvfGpu,
+    base: &Matrix,
+    metric: Metric,
+    params: &KMeansParams,
+) -> Result<IvfIndex> {
     base.check_finite("base vectors")?;
     let dim = base.dim;
     let train = kmeans::training_set(base, params, metric);
-    let centers = kmeans::train(&train, dim, params, &mut |points, centers| engine.assign(points, centers, dim))?;
+    let centers = kmeans::train(&train, dim, params, &mut |points, centers| {
+        engine.assign(points, centers, dim)
+    })?;
     let all = if metric == Metric::Cosine {
         let mut v = base.to_f32();
         for row in v.chunks_mut(dim) {

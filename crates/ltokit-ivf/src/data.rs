@@ -51,7 +51,9 @@ impl std::str::FromStr for DType {
             "f16" | "float16" => Ok(DType::F16),
             "i8" | "int8" => Ok(DType::I8),
             "u8" | "uint8" => Ok(DType::U8),
-            _ => Err(Error::InvalidArgument(format!("unknown data type {s:?}; use f32, f16, i8 or u8"))),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown data type {s:?}; use f32, f16, i8 or u8"
+            ))),
         }
     }
 }
@@ -73,18 +75,36 @@ impl Matrix {
     /// A matrix from raw bytes, checking the size.
     pub fn new(dtype: DType, rows: usize, dim: usize, bytes: Vec<u8>) -> Result<Self> {
         if dim == 0 {
-            return Err(Error::InvalidArgument("vectors must have at least one dimension".into()));
+            return Err(Error::InvalidArgument(
+                "vectors must have at least one dimension".into(),
+            ));
         }
-        let want = rows.checked_mul(dim).and_then(|n| n.checked_mul(dtype.size()));
+        let want = rows
+            .checked_mul(dim)
+            .and_then(|n| n.checked_mul(dtype.size()));
         if want != Some(bytes.len()) {
-            return Err(Error::InvalidArgument(format!("{rows} × {dim} {} needs {want:?} bytes, got {}", dtype.name(), bytes.len())));
+            return Err(Error::InvalidArgument(format!(
+                "{rows} × {dim} {} needs {want:?} bytes, got {}",
+                dtype.name(),
+                bytes.len()
+            )));
         }
-        Ok(Matrix { dtype, rows, dim, bytes })
+        Ok(Matrix {
+            dtype,
+            rows,
+            dim,
+            bytes,
+        })
     }
 
     /// A float32 matrix.
     pub fn from_f32(rows: usize, dim: usize, values: &[f32]) -> Result<Self> {
-        Matrix::new(DType::F32, rows, dim, values.iter().flat_map(|v| v.to_le_bytes()).collect())
+        Matrix::new(
+            DType::F32,
+            rows,
+            dim,
+            values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        )
     }
 
     /// Element `j` of row `i`, as f32.
@@ -106,7 +126,20 @@ impl Matrix {
 
     /// The whole matrix as f32, row-major.
     pub fn to_f32(&self) -> Vec<f32> {
-        (0..self.rows).flat_map(|i| self.row_f32(i)).collect()
+        match self.dtype {
+            DType::F32 => self
+                .bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+            DType::F16 => self
+                .bytes
+                .chunks_exact(2)
+                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+            DType::I8 => self.bytes.iter().map(|&b| b as i8 as f32).collect(),
+            DType::U8 => self.bytes.iter().map(|&b| b as f32).collect(),
+        }
     }
 
     /// Bytes of row `i`.
@@ -121,7 +154,12 @@ impl Matrix {
         for &r in rows {
             bytes.extend_from_slice(self.row_bytes(r));
         }
-        Matrix { dtype: self.dtype, rows: rows.len(), dim: self.dim, bytes }
+        Matrix {
+            dtype: self.dtype,
+            rows: rows.len(),
+            dim: self.dim,
+            bytes,
+        }
     }
 
     /// Fails on NaN or infinite elements, naming the first.
@@ -129,14 +167,19 @@ impl Matrix {
         if !matches!(self.dtype, DType::F32 | DType::F16) {
             return Ok(());
         }
-        for i in 0..self.rows {
-            for j in 0..self.dim {
-                if !self.get(i, j).is_finite() {
-                    return Err(Error::InvalidArgument(format!("{what}: vector {i} has a NaN or infinite element at dimension {j}; clean the data first")));
-                }
-            }
-        }
-        Ok(())
+        check_finite_f32(&self.to_f32(), self.dim, what)
+    }
+}
+
+/// Fails on NaN or infinite values of row-major `values` (`dim` wide), naming the first.
+pub fn check_finite_f32(values: &[f32], dim: usize, what: &str) -> Result<()> {
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(at) => Err(Error::InvalidArgument(format!(
+            "{what}: vector {} has a NaN or infinite element at dimension {}; clean the data first",
+            at / dim.max(1),
+            at % dim.max(1)
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -150,7 +193,10 @@ pub fn read_vectors(path: &Path) -> Result<Matrix> {
         "npy" => parse_npy(&label, &data),
         "fvecs" => parse_vecs(&label, &data, DType::F32),
         "bvecs" => parse_vecs(&label, &data, DType::U8),
-        _ => Err(Error::UnrecognizedInput { input: label, what: "unknown vector file type; use .npy, .fvecs or .bvecs".into() }),
+        _ => Err(Error::UnrecognizedInput {
+            input: label,
+            what: "unknown vector file type; use .npy, .fvecs or .bvecs".into(),
+        }),
     }
 }
 
@@ -158,17 +204,31 @@ pub fn read_vectors(path: &Path) -> Result<Matrix> {
 pub fn read_ivecs(path: &Path) -> Result<Vec<Vec<i32>>> {
     let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let m = parse_vecs_raw(&path.display().to_string(), &data, 4)?;
-    Ok(m.1.chunks(4 * m.0.max(1)).map(|row| row.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()).collect())
+    Ok(m.1
+        .chunks(4 * m.0.max(1))
+        .map(|row| {
+            row.chunks(4)
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+        .collect())
 }
 
 fn bad(label: &str, what: impl Into<String>) -> Error {
-    Error::UnrecognizedInput { input: label.to_string(), what: what.into() }
+    Error::UnrecognizedInput {
+        input: label.to_string(),
+        what: what.into(),
+    }
 }
 
 /// Parses `.fvecs`/`.bvecs`: each row is `i32 dim` then `dim` elements.
 pub fn parse_vecs(label: &str, data: &[u8], dtype: DType) -> Result<Matrix> {
     let (dim, bytes) = parse_vecs_raw(label, data, dtype.size())?;
-    let rows = if dim == 0 { 0 } else { bytes.len() / (dim * dtype.size()) };
+    let rows = if dim == 0 {
+        0
+    } else {
+        bytes.len() / (dim * dtype.size())
+    };
     Matrix::new(dtype, rows, dim.max(1), bytes).map_err(|e| bad(label, e.to_string()))
 }
 
@@ -178,18 +238,24 @@ fn parse_vecs_raw(label: &str, data: &[u8], elem: usize) -> Result<(usize, Vec<u
     }
     let dim = i32::from_le_bytes([data[0], data[1], data[2], data[3]]);
     if dim <= 0 || dim > 1 << 20 {
-        return Err(bad(label, format!("dimension {dim} in the first row is not plausible")));
+        return Err(bad(
+            label,
+            format!("dimension {dim} in the first row is not plausible"),
+        ));
     }
     let dim = dim as usize;
     let row = 4 + dim * elem;
-    if data.len() % row != 0 {
+    if !data.len().is_multiple_of(row) {
         return Err(bad(label, format!("size {} is not a multiple of the row size {row} (truncated, or rows of different dimensions)", data.len())));
     }
     let mut out = Vec::with_capacity(data.len() / row * dim * elem);
     for (i, r) in data.chunks(row).enumerate() {
         let d = i32::from_le_bytes([r[0], r[1], r[2], r[3]]);
         if d as usize != dim {
-            return Err(bad(label, format!("row {i} has dimension {d}, the first row {dim}")));
+            return Err(bad(
+                label,
+                format!("row {i} has dimension {d}, the first row {dim}"),
+            ));
         }
         out.extend_from_slice(&r[4..]);
     }
@@ -203,36 +269,85 @@ pub fn parse_npy(label: &str, data: &[u8]) -> Result<Matrix> {
     }
     let (header_len, start) = match data[6] {
         1 => (u16::from_le_bytes([data[8], data[9]]) as usize, 10usize),
-        2 | 3 if data.len() >= 12 => (u32::from_le_bytes([data[8], data[9], data[10], data[11]]) as usize, 12),
-        v => return Err(bad(label, format!(".npy format version {v} is not supported"))),
+        2 | 3 if data.len() >= 12 => (
+            u32::from_le_bytes([data[8], data[9], data[10], data[11]]) as usize,
+            12,
+        ),
+        v => {
+            return Err(bad(
+                label,
+                format!(".npy format version {v} is not supported"),
+            ))
+        }
     };
-    let header = data.get(start..start.saturating_add(header_len)).ok_or_else(|| bad(label, "truncated .npy header"))?;
+    let header = data
+        .get(start..start.saturating_add(header_len))
+        .ok_or_else(|| bad(label, "truncated .npy header"))?;
     let header = std::str::from_utf8(header).map_err(|_| bad(label, ".npy header is not text"))?;
     let field = |name: &str| -> Option<&str> {
         let at = header.find(&format!("'{name}'"))?;
-        Some(header[at + name.len() + 2..].trim_start().trim_start_matches(':').trim_start())
+        Some(
+            header[at + name.len() + 2..]
+                .trim_start()
+                .trim_start_matches(':')
+                .trim_start(),
+        )
     };
-    let descr = field("descr").and_then(|s| s.strip_prefix('\'')).and_then(|s| s.split('\'').next()).ok_or_else(|| bad(label, ".npy header has no descr"))?;
+    let descr = field("descr")
+        .and_then(|s| s.strip_prefix('\''))
+        .and_then(|s| s.split('\'').next())
+        .ok_or_else(|| bad(label, ".npy header has no descr"))?;
     let dtype = match descr {
         "<f4" => DType::F32,
         "<f2" => DType::F16,
         "|i1" | "<i1" => DType::I8,
         "|u1" | "<u1" => DType::U8,
-        other => return Err(bad(label, format!("element type {other} is not supported (float32, float16, int8, uint8)"))),
+        other => {
+            return Err(bad(
+                label,
+                format!("element type {other} is not supported (float32, float16, int8, uint8)"),
+            ))
+        }
     };
     if field("fortran_order").is_some_and(|s| s.starts_with("True")) {
-        return Err(bad(label, "Fortran-order arrays are not supported; save with np.ascontiguousarray"));
+        return Err(bad(
+            label,
+            "Fortran-order arrays are not supported; save with np.ascontiguousarray",
+        ));
     }
-    let shape = field("shape").and_then(|s| s.strip_prefix('(')).and_then(|s| s.split(')').next()).ok_or_else(|| bad(label, ".npy header has no shape"))?;
-    let dims: Vec<usize> = shape.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse::<usize>()).collect::<std::result::Result<_, _>>().map_err(|_| bad(label, format!("bad shape ({shape})")))?;
+    let shape = field("shape")
+        .and_then(|s| s.strip_prefix('('))
+        .and_then(|s| s.split(')').next())
+        .ok_or_else(|| bad(label, ".npy header has no shape"))?;
+    let dims: Vec<usize> = shape
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<usize>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| bad(label, format!("bad shape ({shape})")))?;
     let (rows, dim) = match dims[..] {
         [rows, dim] => (rows, dim),
-        _ => return Err(bad(label, format!("shape ({shape}) is not 2-D (rows, dim)"))),
+        _ => {
+            return Err(bad(
+                label,
+                format!("shape ({shape}) is not 2-D (rows, dim)"),
+            ))
+        }
     };
     let body = &data[start + header_len..];
-    let want = rows.checked_mul(dim).and_then(|n| n.checked_mul(dtype.size())).ok_or_else(|| bad(label, "shape too large"))?;
+    let want = rows
+        .checked_mul(dim)
+        .and_then(|n| n.checked_mul(dtype.size()))
+        .ok_or_else(|| bad(label, "shape too large"))?;
     if body.len() != want {
-        return Err(bad(label, format!("holds {} data bytes, the shape needs {want} (truncated?)", body.len())));
+        return Err(bad(
+            label,
+            format!(
+                "holds {} data bytes, the shape needs {want} (truncated?)",
+                body.len()
+            ),
+        ));
     }
     Matrix::new(dtype, rows, dim, body.to_vec()).map_err(|e| bad(label, e.to_string()))
 }
@@ -245,7 +360,10 @@ pub fn write_npy(path: &Path, m: &Matrix) -> Result<()> {
         DType::I8 => "|i1",
         DType::U8 => "|u1",
     };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({}, {}), }}", m.rows, m.dim);
+    let mut header = format!(
+        "{{'descr': '{descr}', 'fortran_order': False, 'shape': ({}, {}), }}",
+        m.rows, m.dim
+    );
     while (10 + header.len() + 1) % 64 != 0 {
         header.push(' ');
     }
@@ -295,7 +413,9 @@ impl Rng {
 /// [0, 255].
 pub fn synthetic(rows: usize, dim: usize, clusters: usize, dtype: DType, seed: u64) -> Matrix {
     let mut rng = Rng::new(seed);
-    let centres: Vec<f32> = (0..clusters.max(1) * dim).map(|_| rng.uniform() * 2.0 - 1.0).collect();
+    let centres: Vec<f32> = (0..clusters.max(1) * dim)
+        .map(|_| rng.uniform() * 2.0 - 1.0)
+        .collect();
     let mut bytes = Vec::with_capacity(rows * dim * dtype.size());
     for _ in 0..rows {
         let c = rng.below(clusters.max(1));
@@ -309,26 +429,60 @@ pub fn synthetic(rows: usize, dim: usize, clusters: usize, dtype: DType, seed: u
             }
         }
     }
-    Matrix { dtype, rows, dim, bytes }
+    Matrix {
+        dtype,
+        rows,
+        dim,
+        bytes,
+    }
 }
 
 /// A base set and a query set drawn from the same clusters (`spec` is
 /// `synthetic:ROWS:DIM[:DTYPE]` for the base; the queries are `query_rows` more draws).
-pub fn synthetic_pair(base_rows: usize, query_rows: usize, dim: usize, dtype: DType, seed: u64) -> (Matrix, Matrix) {
+pub fn synthetic_pair(
+    base_rows: usize,
+    query_rows: usize,
+    dim: usize,
+    dtype: DType,
+    seed: u64,
+) -> (Matrix, Matrix) {
     let clusters = (base_rows / 1000).clamp(1, 4096);
     let all = synthetic(base_rows + query_rows, dim, clusters, dtype, seed);
     let n = dim * dtype.size();
     let (b, q) = all.bytes.split_at(base_rows * n);
-    (Matrix { dtype, rows: base_rows, dim, bytes: b.to_vec() }, Matrix { dtype, rows: query_rows, dim, bytes: q.to_vec() })
+    (
+        Matrix {
+            dtype,
+            rows: base_rows,
+            dim,
+            bytes: b.to_vec(),
+        },
+        Matrix {
+            dtype,
+            rows: query_rows,
+            dim,
+            bytes: q.to_vec(),
+        },
+    )
 }
 
 /// Parses `synthetic:ROWS:DIM[:DTYPE]`.
 pub fn parse_synthetic(spec: &str) -> Result<Option<(usize, usize, DType)>> {
-    let Some(rest) = spec.strip_prefix("synthetic:") else { return Ok(None) };
+    let Some(rest) = spec.strip_prefix("synthetic:") else {
+        return Ok(None);
+    };
     let parts: Vec<&str> = rest.split(':').collect();
-    let bad = || Error::InvalidArgument(format!("{spec:?}: expected synthetic:ROWS:DIM[:f32|f16|i8|u8]"));
+    let bad = || {
+        Error::InvalidArgument(format!(
+            "{spec:?}: expected synthetic:ROWS:DIM[:f32|f16|i8|u8]"
+        ))
+    };
     let rows = parts.first().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
-    let dim = parts.get(1).and_then(|p| p.parse().ok()).filter(|&d: &usize| d > 0).ok_or_else(bad)?;
+    let dim = parts
+        .get(1)
+        .and_then(|p| p.parse().ok())
+        .filter(|&d: &usize| d > 0)
+        .ok_or_else(bad)?;
     let dtype = match parts.get(2) {
         Some(t) => t.parse()?,
         None => DType::F32,
@@ -364,7 +518,10 @@ mod tests {
         let m = parse_vecs("a.fvecs", &f, DType::F32).unwrap();
         assert_eq!((m.rows, m.dim), (2, 3));
         assert_eq!(m.row_f32(1), [4.0, 5.0, 6.0]);
-        assert!(parse_vecs("a.fvecs", &f[..f.len() - 1], DType::F32).unwrap_err().to_string().contains("not a multiple"));
+        assert!(parse_vecs("a.fvecs", &f[..f.len() - 1], DType::F32)
+            .unwrap_err()
+            .to_string()
+            .contains("not a multiple"));
         let mut other = f.clone();
         other[16] = 2;
         assert!(parse_vecs("a.fvecs", &other, DType::F32).is_err());
@@ -374,6 +531,10 @@ mod tests {
     #[test]
     fn non_finite_vectors_are_named() {
         let m = Matrix::from_f32(2, 2, &[0.0, 1.0, f32::NAN, 2.0]).unwrap();
-        assert!(m.check_finite("base").unwrap_err().to_string().contains("vector 1"));
+        assert!(m
+            .check_finite("base")
+            .unwrap_err()
+            .to_string()
+            .contains("vector 1"));
     }
 }

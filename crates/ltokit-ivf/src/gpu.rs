@@ -28,10 +28,30 @@ pub const EXACT_CHUNK: usize = 8192;
 const WORKSPACE_BYTES: usize = 256 << 20;
 
 const SCAN_SIGNATURE: &[Param] = &[
-    Param::Ptr, Param::I32, Param::I32, Param::Ptr, Param::Ptr, Param::I32, Param::Ptr, Param::Ptr, Param::Ptr,
-    Param::Ptr, Param::I64, Param::I32, Param::I32, Param::Ptr, Param::Ptr,
+    Param::Ptr,
+    Param::I32,
+    Param::I32,
+    Param::Ptr,
+    Param::Ptr,
+    Param::I32,
+    Param::Ptr,
+    Param::Ptr,
+    Param::Ptr,
+    Param::Ptr,
+    Param::I64,
+    Param::I32,
+    Param::I32,
+    Param::Ptr,
+    Param::Ptr,
 ];
-const MERGE_SIGNATURE: &[Param] = &[Param::Ptr, Param::Ptr, Param::I32, Param::I32, Param::Ptr, Param::Ptr];
+const MERGE_SIGNATURE: &[Param] = &[
+    Param::Ptr,
+    Param::Ptr,
+    Param::I32,
+    Param::I32,
+    Param::Ptr,
+    Param::Ptr,
+];
 
 /// The IVF kernels' bundle (embedded at build time).
 pub fn bundle() -> Result<Arc<Bundle>> {
@@ -41,17 +61,30 @@ pub fn bundle() -> Result<Arc<Bundle>> {
 /// The top-k capacity variant for `k`: the next power of two.
 pub fn capacity(k: usize) -> Result<usize> {
     if k == 0 || k > MAX_K {
-        return Err(Error::InvalidArgument(format!("k = {k} is out of range (1..={MAX_K})")));
+        return Err(Error::InvalidArgument(format!(
+            "k = {k} is out of range (1..={MAX_K})"
+        )));
     }
     Ok(k.next_power_of_two())
 }
 
 /// The plan names a search uses: (scan, merge).
-pub fn plan_names(dtype: DType, veclen: usize, metric: Metric, filter: &Filter, k: usize) -> Result<(String, String)> {
+pub fn plan_names(
+    dtype: DType,
+    veclen: usize,
+    metric: Metric,
+    filter: &Filter,
+    k: usize,
+) -> Result<(String, String)> {
     let cap = capacity(k)?;
     let vec = if veclen > 1 { "max" } else { "1" };
     Ok((
-        format!("scan_c{cap}_{}_v{vec}_{}_{}", dtype.name(), metric.name(), filter.name()),
+        format!(
+            "scan_c{cap}_{}_v{vec}_{}_{}",
+            dtype.name(),
+            metric.name(),
+            filter.name()
+        ),
         format!("merge_c{cap}_{}", metric.name()),
     ))
 }
@@ -89,7 +122,13 @@ impl DeviceLists {
         let assignment: Vec<u32> = (0..n).map(|i| (i / chunk) as u32).collect();
         let n_lists = n.div_ceil(chunk).max(1);
         let ids: Vec<i64> = (0..n as i64).collect();
-        let index = IvfIndex::from_assignment(Metric::L2, rows, &ids, vec![0.0; n_lists * rows.dim], &assignment)?;
+        let index = IvfIndex::from_assignment(
+            Metric::L2,
+            rows,
+            &ids,
+            vec![0.0; n_lists * rows.dim],
+            &assignment,
+        )?;
         Self::from_index(gpu, &index)
     }
 
@@ -129,7 +168,10 @@ impl Neighbors {
     }
     /// One row of ids per query.
     pub fn rows(&self) -> Vec<Vec<i64>> {
-        self.ids.chunks(self.k.max(1)).map(<[i64]>::to_vec).collect()
+        self.ids
+            .chunks(self.k.max(1))
+            .map(<[i64]>::to_vec)
+            .collect()
     }
 }
 
@@ -146,7 +188,13 @@ impl IvfGpu {
     /// An engine on `gpu` with the given cache settings.
     pub fn new(gpu: Arc<Gpu>, cache: CacheConfig) -> Result<Self> {
         let target = Target::native(gpu.compute_capability());
-        Ok(IvfGpu { cache: KernelCache::with_loader(cache, ModuleLoader::new(Arc::clone(&gpu))), gpu, bundle: bundle()?, target, kernels: Mutex::new(HashMap::new()) })
+        Ok(IvfGpu {
+            cache: KernelCache::with_loader(cache, ModuleLoader::new(Arc::clone(&gpu))),
+            gpu,
+            bundle: bundle()?,
+            target,
+            kernels: Mutex::new(HashMap::new()),
+        })
     }
 
     /// The device.
@@ -160,7 +208,12 @@ impl IvfGpu {
     }
 
     fn kernel(&self, plan_name: &str, signature: &[Param], shared: usize) -> Result<Arc<Kernel>> {
-        if let Some(k) = self.kernels.lock().unwrap_or_else(|p| p.into_inner()).get(plan_name) {
+        if let Some(k) = self
+            .kernels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(plan_name)
+        {
             return Ok(Arc::clone(k));
         }
         let plan = self.bundle.plan(plan_name, self.target)?;
@@ -169,83 +222,181 @@ impl IvfGpu {
         if shared > 48 * 1024 {
             kernel.set_max_dynamic_shared_bytes(shared as u32)?;
         }
-        self.kernels.lock().unwrap_or_else(|p| p.into_inner()).insert(plan_name.to_string(), Arc::clone(&kernel));
+        self.kernels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(plan_name.to_string(), Arc::clone(&kernel));
         Ok(kernel)
     }
 
-    /// For each query (f32, row-major, `lists.dim` wide), scans the lists named in its row
-    /// of `probes` (`n_probes` per query) and returns its top `k`.
-    pub fn scan(&self, lists: &DeviceLists, metric: Metric, filter: &Filter, queries: &[f32], probes: &[i32], n_probes: usize, k: usize) -> Result<Neighbors> {
+    /// How many queries one launch pair takes for `n_probes` probes of top-`k`.
+    fn batch_size(n_probes: usize, k: usize) -> usize {
+        (WORKSPACE_BYTES / (n_probes * k * 12).max(1)).clamp(1, 65535)
+    }
+
+    fn filter_on_device(&self, filter: &Filter, nq: usize) -> Result<(CudaSlice<u32>, i64)> {
+        let (words, bits) = match filter {
+            Filter::None => (0i64, vec![0u32]),
+            Filter::Bitset(b) => (b.len() as i64, nonempty(b)),
+            Filter::Bitmap { words, bits } => {
+                if bits.len() != words * nq {
+                    return Err(Error::InvalidArgument(format!(
+                        "the per-query bitmap has {} words, {nq} queries × {words} words expected",
+                        bits.len()
+                    )));
+                }
+                (*words as i64, nonempty(bits))
+            }
+        };
+        Ok((self.gpu.upload(&bits)?, words))
+    }
+
+    /// Scans one batch on the device: `nb` queries (`q`, row-major), each over the lists in
+    /// its row of `probes` (`n_probes` per query); returns the top `k` (distances, ids).
+    #[allow(clippy::too_many_arguments)]
+    fn scan_batch(
+        &self,
+        lists: &DeviceLists,
+        metric: Metric,
+        filter: &Filter,
+        filter_dev: (&CudaSlice<u32>, i64),
+        query_base: usize,
+        q: &CudaSlice<f32>,
+        nb: usize,
+        probes: &CudaSlice<i64>,
+        n_probes: usize,
+        k: usize,
+    ) -> Result<(CudaSlice<f32>, CudaSlice<i64>)> {
         let dim = lists.dim;
-        let nq = queries.len() / dim;
-        if queries.len() != nq * dim || probes.len() != nq * n_probes || n_probes == 0 {
-            return Err(Error::InvalidArgument(format!("{} query values, {} probes for {n_probes} probes per query of dimension {dim}", queries.len(), probes.len())));
-        }
-        if let Some(bad) = probes.iter().find(|&&p| p < 0 || p as usize >= lists.n_lists) {
-            return Err(Error::InvalidArgument(format!("probe {bad} names no list ({} lists)", lists.n_lists)));
-        }
         let (scan_name, merge_name) = plan_names(lists.dtype, lists.veclen, metric, filter, k)?;
         let cap = capacity(k)?;
         let scan_smem = 4 * cap * 12 + dim * 4;
         let merge_smem = cap * 12;
         let scan = self.kernel(&scan_name, SCAN_SIGNATURE, scan_smem)?;
         let merge = self.kernel(&merge_name, MERGE_SIGNATURE, merge_smem)?;
-        let (filter_words, filter_bits) = match filter {
-            Filter::None => (0i64, vec![0u32]),
-            Filter::Bitset(b) => (b.len() as i64, nonempty(b)),
-            Filter::Bitmap { words, bits } => {
-                if bits.len() != words * nq {
-                    return Err(Error::InvalidArgument(format!("the per-query bitmap has {} words, {nq} queries × {words} words expected", bits.len())));
-                }
-                (*words as i64, nonempty(bits))
-            }
+        let mut cand_d = self.gpu.zeros::<f32>(nb * n_probes * k)?;
+        let mut cand_i = self.gpu.zeros::<i64>(nb * n_probes * k)?;
+        let mut out_d = self.gpu.zeros::<f32>(nb * k)?;
+        let mut out_i = self.gpu.zeros::<i64>(nb * k)?;
+        let (dim_i, probes_i, elem, base, k_i) = (
+            dim as i32,
+            n_probes as i32,
+            lists.dtype.size() as i32,
+            query_base as i32,
+            k as i32,
+        );
+        let cfg = LaunchConfig {
+            grid_dim: (n_probes as u32, nb as u32, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: scan_smem as u32,
         };
-        let filter_dev = self.gpu.upload(&filter_bits)?;
-        let per_query = n_probes * k * 12;
-        let batch = (WORKSPACE_BYTES / per_query.max(1)).clamp(1, 65535);
+        self.gpu
+            .launch(&scan, cfg)
+            .buffer(q)
+            .scalar(&dim_i)
+            .scalar(&probes_i)
+            .buffer(probes)
+            .buffer(&lists.data)
+            .scalar(&elem)
+            .buffer(&lists.list_offset)
+            .buffer(&lists.list_size)
+            .buffer(&lists.ids)
+            .buffer(filter_dev.0)
+            .scalar(&filter_dev.1)
+            .scalar(&base)
+            .scalar(&k_i)
+            .buffer_mut(&mut cand_d)
+            .buffer_mut(&mut cand_i)
+            .run()?;
+        let n_cand = (n_probes * k) as i32;
+        let cfg = LaunchConfig {
+            grid_dim: (nb as u32, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: merge_smem as u32,
+        };
+        self.gpu
+            .launch(&merge, cfg)
+            .buffer(&cand_d)
+            .buffer(&cand_i)
+            .scalar(&n_cand)
+            .scalar(&k_i)
+            .buffer_mut(&mut out_d)
+            .buffer_mut(&mut out_i)
+            .run()?;
+        Ok((out_d, out_i))
+    }
+
+    /// For each query (f32, row-major, `lists.dim` wide), scans the lists named in its row
+    /// of `probes` (`n_probes` per query) and returns its top `k`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan(
+        &self,
+        lists: &DeviceLists,
+        metric: Metric,
+        filter: &Filter,
+        queries: &[f32],
+        probes: &[i64],
+        n_probes: usize,
+        k: usize,
+    ) -> Result<Neighbors> {
+        let dim = lists.dim;
+        let nq = queries.len() / dim;
+        if queries.len() != nq * dim || probes.len() != nq * n_probes || n_probes == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "{} query values, {} probes for {n_probes} probes per query of dimension {dim}",
+                queries.len(),
+                probes.len()
+            )));
+        }
+        if let Some(bad) = probes
+            .iter()
+            .find(|&&p| p < 0 || p as usize >= lists.n_lists)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "probe {bad} names no list ({} lists)",
+                lists.n_lists
+            )));
+        }
+        capacity(k)?;
+        let filter_dev = self.filter_on_device(filter, nq)?;
+        let batch = Self::batch_size(n_probes, k);
         let mut ids = Vec::with_capacity(nq * k);
         let mut distances = Vec::with_capacity(nq * k);
         for start in (0..nq).step_by(batch) {
             let nb = batch.min(nq - start);
-            let q_dev = self.gpu.upload(&queries[start * dim..(start + nb) * dim])?;
-            let p_dev = self.gpu.upload(&probes[start * n_probes..(start + nb) * n_probes])?;
-            let mut cand_d = self.gpu.zeros::<f32>(nb * n_probes * k)?;
-            let mut cand_i = self.gpu.zeros::<i64>(nb * n_probes * k)?;
-            let mut out_d = self.gpu.zeros::<f32>(nb * k)?;
-            let mut out_i = self.gpu.zeros::<i64>(nb * k)?;
-            let (dim_i, probes_i, elem, base, k_i) = (dim as i32, n_probes as i32, lists.dtype.size() as i32, start as i32, k as i32);
-            let cfg = LaunchConfig { grid_dim: (n_probes as u32, nb as u32, 1), block_dim: (128, 1, 1), shared_mem_bytes: scan_smem as u32 };
-            self.gpu
-                .launch(&scan, cfg)
-                .buffer(&q_dev)
-                .scalar(&dim_i)
-                .scalar(&probes_i)
-                .buffer(&p_dev)
-                .buffer(&lists.data)
-                .scalar(&elem)
-                .buffer(&lists.list_offset)
-                .buffer(&lists.list_size)
-                .buffer(&lists.ids)
-                .buffer(&filter_dev)
-                .scalar(&filter_words)
-                .scalar(&base)
-                .scalar(&k_i)
-                .buffer_mut(&mut cand_d)
-                .buffer_mut(&mut cand_i)
-                .run()?;
-            let n_cand = (n_probes * k) as i32;
-            let cfg = LaunchConfig { grid_dim: (nb as u32, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: merge_smem as u32 };
-            self.gpu.launch(&merge, cfg).buffer(&cand_d).buffer(&cand_i).scalar(&n_cand).scalar(&k_i).buffer_mut(&mut out_d).buffer_mut(&mut out_i).run()?;
-            distances.extend(self.gpu.download(&out_d)?);
-            ids.extend(self.gpu.download(&out_i)?);
+            let q = self.gpu.upload(&queries[start * dim..(start + nb) * dim])?;
+            let p = self
+                .gpu
+                .upload(&probes[start * n_probes..(start + nb) * n_probes])?;
+            let (d, i) = self.scan_batch(
+                lists,
+                metric,
+                filter,
+                (&filter_dev.0, filter_dev.1),
+                start,
+                &q,
+                nb,
+                &p,
+                n_probes,
+                k,
+            )?;
+            distances.extend(self.gpu.download(&d)?);
+            ids.extend(self.gpu.download(&i)?);
         }
         Ok(Neighbors { ids, distances, k })
     }
 
     /// Exact search: every row of `base` for every query.
-    pub fn exact(&self, base: &DeviceLists, metric: Metric, filter: &Filter, queries: &[f32], k: usize) -> Result<Neighbors> {
+    pub fn exact(
+        &self,
+        base: &DeviceLists,
+        metric: Metric,
+        filter: &Filter,
+        queries: &[f32],
+        k: usize,
+    ) -> Result<Neighbors> {
         let nq = queries.len() / base.dim.max(1);
-        let probes: Vec<i32> = (0..nq).flat_map(|_| 0..base.n_lists as i32).collect();
+        let probes: Vec<i64> = (0..nq).flat_map(|_| 0..base.n_lists as i64).collect();
         self.scan(base, metric, filter, queries, &probes, base.n_lists, k)
     }
 
@@ -286,35 +437,120 @@ impl GpuIndex {
         })
     }
 
-    /// The lists to probe for each query (coarse search): `n_probes` per query.
-    pub fn probes(&self, engine: &IvfGpu, queries: &[f32], n_probes: usize) -> Result<Vec<i32>> {
-        if n_probes == 0 || n_probes > self.n_lists.min(MAX_K) {
-            return Err(Error::InvalidArgument(format!("n_probes = {n_probes} is out of range (1..={})", self.n_lists.min(MAX_K))));
+    fn coarse_metric(&self) -> Metric {
+        if self.metric == Metric::L2Sqrt {
+            Metric::L2
+        } else {
+            self.metric
         }
-        let coarse_metric = if self.metric == Metric::L2Sqrt { Metric::L2 } else { self.metric };
-        let found = engine.exact(&self.centers, coarse_metric, &Filter::None, queries, n_probes)?;
-        Ok(found.ids.iter().map(|&i| i as i32).collect())
     }
 
-    /// Searches: coarse search, then the scan of the probed lists with fused top-k.
-    pub fn search(&self, engine: &IvfGpu, queries: &Matrix, k: usize, n_probes: usize, filter: &Filter) -> Result<Neighbors> {
+    fn check_probes(&self, n_probes: usize) -> Result<()> {
+        if n_probes == 0 || n_probes > self.n_lists.min(MAX_K) {
+            return Err(Error::InvalidArgument(format!(
+                "n_probes = {n_probes} is out of range (1..={})",
+                self.n_lists.min(MAX_K)
+            )));
+        }
+        Ok(())
+    }
+
+    /// The lists to probe for each query (coarse search): `n_probes` per query.
+    pub fn probes(&self, engine: &IvfGpu, queries: &[f32], n_probes: usize) -> Result<Vec<i64>> {
+        self.check_probes(n_probes)?;
+        Ok(engine
+            .exact(
+                &self.centers,
+                self.coarse_metric(),
+                &Filter::None,
+                queries,
+                n_probes,
+            )?
+            .ids)
+    }
+
+    /// Searches: coarse search, then the scan of the probed lists with fused top-k. The
+    /// probes stay on the GPU between the two.
+    pub fn search(
+        &self,
+        engine: &IvfGpu,
+        queries: &Matrix,
+        k: usize,
+        n_probes: usize,
+        filter: &Filter,
+    ) -> Result<Neighbors> {
+        self.check_probes(n_probes)?;
+        capacity(k)?;
         let q = self.queries_f32(queries)?;
-        let probes = self.probes(engine, &q, n_probes)?;
-        engine.scan(&self.lists, self.metric, filter, &q, &probes, n_probes, k)
+        let nq = queries.rows;
+        let chunks = self.centers.n_lists;
+        let filter_dev = engine.filter_on_device(filter, nq)?;
+        let none = engine.filter_on_device(&Filter::None, nq)?;
+        let batch = IvfGpu::batch_size(n_probes, k).min(IvfGpu::batch_size(chunks, n_probes));
+        let all_chunks: Vec<i64> = (0..batch).flat_map(|_| 0..chunks as i64).collect();
+        let all_chunks = engine.gpu.upload(&all_chunks)?;
+        let mut ids = Vec::with_capacity(nq * k);
+        let mut distances = Vec::with_capacity(nq * k);
+        for start in (0..nq).step_by(batch) {
+            let nb = batch.min(nq - start);
+            let q_dev = engine
+                .gpu
+                .upload(&q[start * self.dim..(start + nb) * self.dim])?;
+            let (_, probes) = engine.scan_batch(
+                &self.centers,
+                self.coarse_metric(),
+                &Filter::None,
+                (&none.0, none.1),
+                start,
+                &q_dev,
+                nb,
+                &all_chunks,
+                chunks,
+                n_probes,
+            )?;
+            let (d, i) = engine.scan_batch(
+                &self.lists,
+                self.metric,
+                filter,
+                (&filter_dev.0, filter_dev.1),
+                start,
+                &q_dev,
+                nb,
+                &probes,
+                n_probes,
+                k,
+            )?;
+            distances.extend(engine.gpu.download(&d)?);
+            ids.extend(engine.gpu.download(&i)?);
+        }
+        Ok(Neighbors { ids, distances, k })
     }
 
     /// Searches with the given probes (tests compare against the CPU with the same probes).
-    pub fn search_with_probes(&self, engine: &IvfGpu, queries: &Matrix, probes: &[i32], n_probes: usize, k: usize, filter: &Filter) -> Result<Neighbors> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_with_probes(
+        &self,
+        engine: &IvfGpu,
+        queries: &Matrix,
+        probes: &[i64],
+        n_probes: usize,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<Neighbors> {
         let q = self.queries_f32(queries)?;
         engine.scan(&self.lists, self.metric, filter, &q, probes, n_probes, k)
     }
 
     fn queries_f32(&self, queries: &Matrix) -> Result<Vec<f32>> {
         if queries.dim != self.dim {
-            return Err(Error::InvalidArgument(format!("queries have {} dimensions, the index {}", queries.dim, self.dim)));
+            return Err(Error::InvalidArgument(format!(
+                "queries have {} dimensions, the index {}",
+                queries.dim, self.dim
+            )));
         }
-        queries.check_finite("queries")?;
-        Ok(queries.to_f32())
+        let q = queries.to_f32();
+        crate::data::check_finite_f32(&q, self.dim, "queries")?;
+        Ok(q)
     }
 }
 

@@ -86,29 +86,57 @@ impl IvfIndex {
     }
 
     /// Builds the lists: row `i` of `base` (source id `ids[i]`) goes to list `assignment[i]`.
-    pub fn from_assignment(metric: Metric, base: &Matrix, ids: &[i64], centers: Vec<f32>, assignment: &[u32]) -> Result<Self> {
+    pub fn from_assignment(
+        metric: Metric,
+        base: &Matrix,
+        ids: &[i64],
+        centers: Vec<f32>,
+        assignment: &[u32],
+    ) -> Result<Self> {
         let n_lists = centers.len() / base.dim.max(1);
         if centers.len() != n_lists * base.dim || n_lists == 0 {
-            return Err(Error::InvalidArgument(format!("{} centre values do not make whole {}-dimensional centres", centers.len(), base.dim)));
+            return Err(Error::InvalidArgument(format!(
+                "{} centre values do not make whole {}-dimensional centres",
+                centers.len(),
+                base.dim
+            )));
         }
         if ids.len() != base.rows || assignment.len() != base.rows {
-            return Err(Error::InvalidArgument(format!("{} vectors but {} ids and {} assignments", base.rows, ids.len(), assignment.len())));
+            return Err(Error::InvalidArgument(format!(
+                "{} vectors but {} ids and {} assignments",
+                base.rows,
+                ids.len(),
+                assignment.len()
+            )));
         }
         check_ids(ids)?;
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_lists];
         for (row, &list) in assignment.iter().enumerate() {
             let list = list as usize;
             if list >= n_lists {
-                return Err(Error::InvalidArgument(format!("vector {row} is assigned to list {list}, but there are {n_lists}")));
+                return Err(Error::InvalidArgument(format!(
+                    "vector {row} is assigned to list {list}, but there are {n_lists}"
+                )));
             }
             members[list].push(row);
         }
-        let rows_of: Vec<Vec<(&[u8], i64)>> = members.iter().map(|m| m.iter().map(|&r| (base.row_bytes(r), ids[r])).collect()).collect();
-        Ok(Self::from_lists(metric, base.dtype, base.dim, centers, &rows_of))
+        let rows_of: Vec<Vec<(&[u8], i64)>> = members
+            .iter()
+            .map(|m| m.iter().map(|&r| (base.row_bytes(r), ids[r])).collect())
+            .collect();
+        Ok(Self::from_lists(
+            metric, base.dtype, base.dim, centers, &rows_of,
+        ))
     }
 
     /// Builds from explicit lists of (row bytes, id).
-    fn from_lists(metric: Metric, dtype: DType, dim: usize, centers: Vec<f32>, lists: &[Vec<(&[u8], i64)>]) -> Self {
+    fn from_lists(
+        metric: Metric,
+        dtype: DType,
+        dim: usize,
+        centers: Vec<f32>,
+        lists: &[Vec<(&[u8], i64)>],
+    ) -> Self {
         let veclen = veclen(dtype, dim);
         let elem = dtype.size();
         let padded: usize = lists.iter().map(|l| l.len().next_multiple_of(GROUP)).sum();
@@ -125,13 +153,24 @@ impl IvfIndex {
                 let lane = r % GROUP;
                 for c in 0..dim / veclen {
                     let dst = (group_base + (c * GROUP + lane) * veclen) * elem;
-                    data[dst..dst + veclen * elem].copy_from_slice(&row[c * veclen * elem..(c + 1) * veclen * elem]);
+                    data[dst..dst + veclen * elem]
+                        .copy_from_slice(&row[c * veclen * elem..(c + 1) * veclen * elem]);
                 }
                 ids[offset + r] = *id;
             }
             offset += list.len().next_multiple_of(GROUP);
         }
-        IvfIndex { metric, dtype, dim, veclen, centers, list_offset, list_size, data, ids }
+        IvfIndex {
+            metric,
+            dtype,
+            dim,
+            veclen,
+            centers,
+            list_offset,
+            list_size,
+            data,
+            ids,
+        }
     }
 
     /// Row `r` of list `list` (de-interleaved bytes) and its id.
@@ -151,33 +190,74 @@ impl IvfIndex {
     /// Row `r` of list `list` as f32.
     pub fn row_f32(&self, list: usize, r: usize) -> Vec<f32> {
         let (bytes, _) = self.row(list, r);
-        Matrix { dtype: self.dtype, rows: 1, dim: self.dim, bytes }.row_f32(0)
+        Matrix {
+            dtype: self.dtype,
+            rows: 1,
+            dim: self.dim,
+            bytes,
+        }
+        .row_f32(0)
     }
 
     /// Adds vectors with caller-given ids to the lists `assignment` names (the nearest
     /// centres); the layout is rebuilt.
     pub fn add(&mut self, vectors: &Matrix, ids: &[i64], assignment: &[u32]) -> Result<()> {
         if vectors.dtype != self.dtype || vectors.dim != self.dim {
-            return Err(Error::InvalidArgument(format!("adding {}-dimensional {} vectors to a {}-dimensional {} index", vectors.dim, vectors.dtype.name(), self.dim, self.dtype.name())));
+            return Err(Error::InvalidArgument(format!(
+                "adding {}-dimensional {} vectors to a {}-dimensional {} index",
+                vectors.dim,
+                vectors.dtype.name(),
+                self.dim,
+                self.dtype.name()
+            )));
         }
         if ids.len() != vectors.rows || assignment.len() != vectors.rows {
-            return Err(Error::InvalidArgument(format!("{} vectors but {} ids and {} assignments", vectors.rows, ids.len(), assignment.len())));
+            return Err(Error::InvalidArgument(format!(
+                "{} vectors but {} ids and {} assignments",
+                vectors.rows,
+                ids.len(),
+                assignment.len()
+            )));
         }
         check_ids(ids)?;
-        let existing: Vec<Vec<(Vec<u8>, i64)>> = (0..self.n_lists()).map(|l| (0..self.list_size[l] as usize).map(|r| self.row(l, r)).collect()).collect();
-        let mut lists: Vec<Vec<(&[u8], i64)>> = existing.iter().map(|l| l.iter().map(|(b, id)| (b.as_slice(), *id)).collect()).collect();
+        let existing: Vec<Vec<(Vec<u8>, i64)>> = (0..self.n_lists())
+            .map(|l| {
+                (0..self.list_size[l] as usize)
+                    .map(|r| self.row(l, r))
+                    .collect()
+            })
+            .collect();
+        let mut lists: Vec<Vec<(&[u8], i64)>> = existing
+            .iter()
+            .map(|l| l.iter().map(|(b, id)| (b.as_slice(), *id)).collect())
+            .collect();
         for (i, &list) in assignment.iter().enumerate() {
-            let target = lists.get_mut(list as usize).ok_or_else(|| Error::InvalidArgument(format!("list {list} does not exist")))?;
+            let target = lists
+                .get_mut(list as usize)
+                .ok_or_else(|| Error::InvalidArgument(format!("list {list} does not exist")))?;
             target.push((vectors.row_bytes(i), ids[i]));
         }
-        *self = Self::from_lists(self.metric, self.dtype, self.dim, std::mem::take(&mut self.centers), &lists);
+        *self = Self::from_lists(
+            self.metric,
+            self.dtype,
+            self.dim,
+            std::mem::take(&mut self.centers),
+            &lists,
+        );
         Ok(())
     }
 
     /// Writes the index file.
     pub fn save(&self, path: &Path) -> Result<()> {
-        let header = serde_json::to_vec(&Header { metric: self.metric, dtype: self.dtype, dim: self.dim, veclen: self.veclen, n_lists: self.n_lists(), rows: self.ids.len() })
-            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let header = serde_json::to_vec(&Header {
+            metric: self.metric,
+            dtype: self.dtype,
+            dim: self.dim,
+            veclen: self.veclen,
+            n_lists: self.n_lists(),
+            rows: self.ids.len(),
+        })
+        .map_err(|e| Error::InvalidArgument(e.to_string()))?;
         let mut body = header.clone();
         body.extend(self.centers.iter().flat_map(|v| v.to_le_bytes()));
         body.extend(self.list_offset.iter().flat_map(|v| v.to_le_bytes()));
@@ -204,35 +284,76 @@ impl IvfIndex {
 
     /// Parses an index file's bytes.
     pub fn from_bytes(label: &str, data: &[u8]) -> Result<Self> {
-        let bad = |what: String| Error::UnrecognizedInput { input: label.to_string(), what: format!("not a usable ltokit IVF index: {what}") };
+        let bad = |what: String| Error::UnrecognizedInput {
+            input: label.to_string(),
+            what: format!("not a usable ltokit IVF index: {what}"),
+        };
         if data.len() < 56 || &data[..8] != MAGIC {
-            return Err(bad("the magic LTOKIVF is missing (another file, or truncated)".into()));
+            return Err(bad(
+                "the magic LTOKIVF is missing (another file, or truncated)".into(),
+            ));
         }
         let version = u32::from_le_bytes([data[8], data[9], data[10], data[11]]);
         if version != FORMAT_VERSION {
-            return Err(bad(format!("format version {version}; this ltokit reads {FORMAT_VERSION}")));
+            return Err(bad(format!(
+                "format version {version}; this ltokit reads {FORMAT_VERSION}"
+            )));
         }
         let header_len = u64::from_le_bytes(data[16..24].try_into().unwrap_or([0; 8])) as usize;
         let body = &data[56..];
         if Digest::of(body).as_bytes()[..] != data[24..56] {
             return Err(bad("checksum mismatch (truncated or corrupted)".into()));
         }
-        let header: Header = serde_json::from_slice(body.get(..header_len).ok_or_else(|| bad("truncated header".into()))?).map_err(|e| bad(format!("header: {e}")))?;
-        if header.dim == 0 || header.veclen != veclen(header.dtype, header.dim) || header.rows % GROUP != 0 {
+        let header: Header = serde_json::from_slice(
+            body.get(..header_len)
+                .ok_or_else(|| bad("truncated header".into()))?,
+        )
+        .map_err(|e| bad(format!("header: {e}")))?;
+        if header.dim == 0
+            || header.veclen != veclen(header.dtype, header.dim)
+            || header.rows % GROUP != 0
+        {
             return Err(bad("inconsistent header".into()));
         }
         let mut at = header_len;
         let mut take = |n: usize| -> Result<&[u8]> {
-            let s = body.get(at..at.checked_add(n).ok_or_else(|| bad("sizes overflow".into()))?).ok_or_else(|| bad("truncated payload".into()))?;
+            let s = body
+                .get(
+                    at..at
+                        .checked_add(n)
+                        .ok_or_else(|| bad("sizes overflow".into()))?,
+                )
+                .ok_or_else(|| bad("truncated payload".into()))?;
             at += n;
             Ok(s)
         };
         let n = header.n_lists;
-        let centers = take(n.checked_mul(header.dim * 4).ok_or_else(|| bad("sizes overflow".into()))?)?.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        let list_offset: Vec<i64> = take(n * 8)?.chunks(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
-        let list_size: Vec<i32> = take(n * 4)?.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        let payload = take(header.rows.checked_mul(header.dim * header.dtype.size()).ok_or_else(|| bad("sizes overflow".into()))?)?.to_vec();
-        let ids = take(header.rows * 8)?.chunks(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
+        let centers = take(
+            n.checked_mul(header.dim * 4)
+                .ok_or_else(|| bad("sizes overflow".into()))?,
+        )?
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+        let list_offset: Vec<i64> = take(n * 8)?
+            .chunks(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect();
+        let list_size: Vec<i32> = take(n * 4)?
+            .chunks(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let payload = take(
+            header
+                .rows
+                .checked_mul(header.dim * header.dtype.size())
+                .ok_or_else(|| bad("sizes overflow".into()))?,
+        )?
+        .to_vec();
+        let ids = take(header.rows * 8)?
+            .chunks(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect();
         if at != body.len() {
             return Err(bad("trailing bytes after the payload".into()));
         }
@@ -246,14 +367,27 @@ impl IvfIndex {
         if expect as usize != header.rows {
             return Err(bad("list sizes do not add up to the stored rows".into()));
         }
-        Ok(IvfIndex { metric: header.metric, dtype: header.dtype, dim: header.dim, veclen: header.veclen, centers, list_offset, list_size, data: payload, ids })
+        Ok(IvfIndex {
+            metric: header.metric,
+            dtype: header.dtype,
+            dim: header.dim,
+            veclen: header.veclen,
+            centers,
+            list_offset,
+            list_size,
+            data: payload,
+            ids,
+        })
     }
 }
 
 /// Source ids must be non-negative: -1 marks padding and "no result".
 fn check_ids(ids: &[i64]) -> Result<()> {
     match ids.iter().position(|&id| id < 0) {
-        Some(i) => Err(Error::InvalidArgument(format!("id {} of vector {i} is negative; ids must be >= 0", ids[i]))),
+        Some(i) => Err(Error::InvalidArgument(format!(
+            "id {} of vector {i} is negative; ids must be >= 0",
+            ids[i]
+        ))),
         None => Ok(()),
     }
 }
@@ -265,20 +399,35 @@ mod tests {
 
     #[test]
     fn interleaving_round_trips_every_row_and_pads() {
-        for (dtype, dim) in [(DType::F32, 8), (DType::F32, 7), (DType::F16, 24), (DType::I8, 32), (DType::U8, 20)] {
+        for (dtype, dim) in [
+            (DType::F32, 8),
+            (DType::F32, 7),
+            (DType::F16, 24),
+            (DType::I8, 32),
+            (DType::U8, 20),
+        ] {
             let base = synthetic(100, dim, 3, dtype, 9);
-            let assignment: Vec<u32> = (0..100).map(|i| (i % 3) as u32 * (i % 5 != 0) as u32).collect();
+            let assignment: Vec<u32> = (0..100)
+                .map(|i| (i % 3) as u32 * (i % 5 != 0) as u32)
+                .collect();
             let ids: Vec<i64> = (0..100).map(|i| 1000 + i).collect();
-            let index = IvfIndex::from_assignment(Metric::L2, &base, &ids, vec![0.0; 4 * dim], &assignment).unwrap();
+            let index =
+                IvfIndex::from_assignment(Metric::L2, &base, &ids, vec![0.0; 4 * dim], &assignment)
+                    .unwrap();
             assert_eq!(index.veclen, veclen(dtype, dim));
             assert_eq!(index.len(), 100);
             assert_eq!(index.list_size[3], 0, "an empty list");
             for l in 0..4 {
                 assert_eq!(index.list_offset[l] % 32, 0);
-                let members: Vec<usize> = (0..100).filter(|&i| assignment[i] as usize == l).collect();
+                let members: Vec<usize> =
+                    (0..100).filter(|&i| assignment[i] as usize == l).collect();
                 for (r, &i) in members.iter().enumerate() {
                     let (bytes, id) = index.row(l, r);
-                    assert_eq!(bytes, base.row_bytes(i), "{dtype:?} dim {dim} list {l} row {r}");
+                    assert_eq!(
+                        bytes,
+                        base.row_bytes(i),
+                        "{dtype:?} dim {dim} list {l} row {r}"
+                    );
                     assert_eq!(id, ids[i]);
                 }
             }
@@ -290,7 +439,14 @@ mod tests {
     fn file_round_trip_and_damage() {
         let base = synthetic(50, 16, 2, DType::F16, 1);
         let assignment: Vec<u32> = (0..50).map(|i| (i % 2) as u32).collect();
-        let index = IvfIndex::from_assignment(Metric::Cosine, &base, &(0..50).collect::<Vec<_>>(), vec![0.5; 32], &assignment).unwrap();
+        let index = IvfIndex::from_assignment(
+            Metric::Cosine,
+            &base,
+            &(0..50).collect::<Vec<_>>(),
+            vec![0.5; 32],
+            &assignment,
+        )
+        .unwrap();
         let path = std::env::temp_dir().join(format!("ltokit-ivf-{}.ltkivf", std::process::id()));
         index.save(&path).unwrap();
         assert_eq!(IvfIndex::load(&path).unwrap(), index);
@@ -300,21 +456,40 @@ mod tests {
         }
         let mut flipped = good.clone();
         flipped[good.len() / 2] ^= 1;
-        assert!(IvfIndex::from_bytes("flip", &flipped).unwrap_err().to_string().contains("checksum"));
+        assert!(IvfIndex::from_bytes("flip", &flipped)
+            .unwrap_err()
+            .to_string()
+            .contains("checksum"));
         let mut version = good.clone();
         version[8] = 7;
-        assert!(IvfIndex::from_bytes("v", &version).unwrap_err().to_string().contains("format version 7"));
+        assert!(IvfIndex::from_bytes("v", &version)
+            .unwrap_err()
+            .to_string()
+            .contains("format version 7"));
     }
 
     #[test]
     fn add_appends_with_given_ids() {
         let base = synthetic(40, 8, 2, DType::F32, 2);
-        let mut index = IvfIndex::from_assignment(Metric::L2, &base, &(0..40).collect::<Vec<_>>(), vec![0.0; 16], &[0; 40]).unwrap();
+        let mut index = IvfIndex::from_assignment(
+            Metric::L2,
+            &base,
+            &(0..40).collect::<Vec<_>>(),
+            vec![0.0; 16],
+            &[0; 40],
+        )
+        .unwrap();
         let more = synthetic(5, 8, 1, DType::F32, 3);
-        assert!(index.add(&more, &[-5, 77, 78, 79, 80], &[1, 1, 0, 1, 1]).is_err());
-        index.add(&more, &[5, 77, 78, 79, 80], &[1, 1, 0, 1, 1]).unwrap();
+        assert!(index
+            .add(&more, &[-5, 77, 78, 79, 80], &[1, 1, 0, 1, 1])
+            .is_err());
+        index
+            .add(&more, &[5, 77, 78, 79, 80], &[1, 1, 0, 1, 1])
+            .unwrap();
         assert_eq!(index.list_size, vec![41, 4]);
         assert_eq!(index.row(1, 0), (more.row_bytes(0).to_vec(), 5));
-        assert!(index.add(&synthetic(1, 4, 1, DType::F32, 1), &[1], &[0]).is_err());
+        assert!(index
+            .add(&synthetic(1, 4, 1, DType::F32, 1), &[1], &[0])
+            .is_err());
     }
 }

@@ -26,7 +26,12 @@ pub struct KMeansParams {
 
 impl Default for KMeansParams {
     fn default() -> Self {
-        KMeansParams { n_lists: 1024, iters: 20, train_fraction: 0.5, seed: 0x1F1F }
+        KMeansParams {
+            n_lists: 1024,
+            iters: 20,
+            train_fraction: 0.5,
+            seed: 0x1F1F,
+        }
     }
 }
 
@@ -35,7 +40,8 @@ pub type AssignFn<'a> = dyn FnMut(&[f32], &[f32]) -> Result<Vec<u32>> + 'a;
 
 /// The training points: a strided subsample as f32 (normalised for cosine).
 pub fn training_set(base: &Matrix, params: &KMeansParams, metric: Metric) -> Vec<f32> {
-    let n_train = ((base.rows as f64 * params.train_fraction).ceil() as usize).clamp(params.n_lists.min(base.rows), base.rows);
+    let n_train = ((base.rows as f64 * params.train_fraction).ceil() as usize)
+        .clamp(params.n_lists.min(base.rows), base.rows);
     let stride = (base.rows / n_train.max(1)).max(1);
     let mut out = Vec::with_capacity(n_train * base.dim);
     for i in (0..base.rows).step_by(stride).take(n_train) {
@@ -56,10 +62,18 @@ fn normalise(row: &mut [f32]) {
 }
 
 /// Trains `params.n_lists` centres on `train` (`dim`-dimensional rows).
-pub fn train(train: &[f32], dim: usize, params: &KMeansParams, assign: &mut AssignFn<'_>) -> Result<Vec<f32>> {
+pub fn train(
+    train: &[f32],
+    dim: usize,
+    params: &KMeansParams,
+    assign: &mut AssignFn<'_>,
+) -> Result<Vec<f32>> {
     let n = train.len() / dim.max(1);
     if params.n_lists == 0 || params.n_lists > n {
-        return Err(Error::InvalidArgument(format!("{} lists need at least as many training vectors; have {n}", params.n_lists)));
+        return Err(Error::InvalidArgument(format!(
+            "{} lists need at least as many training vectors; have {n}",
+            params.n_lists
+        )));
     }
     let mut rng = Rng::new(params.seed);
     // Initial centres: distinct random training points.
@@ -78,7 +92,10 @@ pub fn train(train: &[f32], dim: usize, params: &KMeansParams, assign: &mut Assi
         for (i, &l) in labels.iter().enumerate() {
             let l = l as usize;
             counts[l] += 1;
-            for (s, v) in sums[l * dim..(l + 1) * dim].iter_mut().zip(&train[i * dim..(i + 1) * dim]) {
+            for (s, v) in sums[l * dim..(l + 1) * dim]
+                .iter_mut()
+                .zip(&train[i * dim..(i + 1) * dim])
+            {
                 *s += *v as f64;
             }
         }
@@ -94,7 +111,12 @@ pub fn train(train: &[f32], dim: usize, params: &KMeansParams, assign: &mut Assi
         for l in 0..params.n_lists {
             if counts[l] < small {
                 let largest = (0..params.n_lists).max_by_key(|&c| counts[c]).unwrap_or(0);
-                let members: Vec<usize> = labels.iter().enumerate().filter(|(_, &x)| x as usize == largest).map(|(i, _)| i).collect();
+                let members: Vec<usize> = labels
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &x)| x as usize == largest)
+                    .map(|(i, _)| i)
+                    .collect();
                 if let Some(&i) = members.get(rng.below(members.len())) {
                     for j in 0..dim {
                         centers[l * dim + j] = train[i * dim + j] + 1e-3 * rng.normal();
@@ -134,7 +156,12 @@ mod tests {
     #[test]
     fn finds_separated_clusters_and_keeps_lists_balanced() {
         let base = synthetic(2000, 8, 8, DType::F32, 5);
-        let params = KMeansParams { n_lists: 16, iters: 10, train_fraction: 0.5, seed: 1 };
+        let params = KMeansParams {
+            n_lists: 16,
+            iters: 10,
+            train_fraction: 0.5,
+            seed: 1,
+        };
         let t = training_set(&base, &params, Metric::L2);
         assert_eq!(t.len(), 1000 * 8);
         let centers = train(&t, 8, &params, &mut |p, c| Ok(assign_cpu(p, c, 8))).unwrap();
@@ -143,12 +170,32 @@ mod tests {
         labels.iter().for_each(|&l| counts[l as usize] += 1);
         assert!(counts.iter().all(|&c| c > 0), "no empty list: {counts:?}");
         // Quantisation error well below the data's spread.
-        let err: f32 = base.to_f32().chunks(8).zip(&labels).map(|(p, &l)| p.iter().zip(&centers[l as usize * 8..][..8]).map(|(a, b)| (a - b) * (a - b)).sum::<f32>()).sum::<f32>() / 2000.0;
+        let err: f32 = base
+            .to_f32()
+            .chunks(8)
+            .zip(&labels)
+            .map(|(p, &l)| {
+                p.iter()
+                    .zip(&centers[l as usize * 8..][..8])
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f32>()
+            })
+            .sum::<f32>()
+            / 2000.0;
         assert!(err < 8.0 * 0.25 * 0.25 * 1.5, "mean squared error {err}");
     }
 
     #[test]
     fn too_many_lists_is_an_error() {
-        assert!(train(&[0.0; 8], 2, &KMeansParams { n_lists: 5, ..Default::default() }, &mut |p, c| Ok(assign_cpu(p, c, 2))).is_err());
+        assert!(train(
+            &[0.0; 8],
+            2,
+            &KMeansParams {
+                n_lists: 5,
+                ..Default::default()
+            },
+            &mut |p, c| Ok(assign_cpu(p, c, 2))
+        )
+        .is_err());
     }
 }

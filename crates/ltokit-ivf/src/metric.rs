@@ -34,8 +34,16 @@ impl Metric {
     /// The score (smaller is better) of `x` for query `q`, in f64 (the CPU reference).
     pub fn score(self, q: &[f32], x: &[f32]) -> f64 {
         match self {
-            Metric::L2 | Metric::L2Sqrt => q.iter().zip(x).map(|(a, b)| (*a as f64 - *b as f64).powi(2)).sum(),
-            Metric::Ip => -q.iter().zip(x).map(|(a, b)| *a as f64 * *b as f64).sum::<f64>(),
+            Metric::L2 | Metric::L2Sqrt => q
+                .iter()
+                .zip(x)
+                .map(|(a, b)| (*a as f64 - *b as f64).powi(2))
+                .sum(),
+            Metric::Ip => -q
+                .iter()
+                .zip(x)
+                .map(|(a, b)| *a as f64 * *b as f64)
+                .sum::<f64>(),
             Metric::Cosine => {
                 let dot: f64 = q.iter().zip(x).map(|(a, b)| *a as f64 * *b as f64).sum();
                 let nq: f64 = q.iter().map(|a| (*a as f64).powi(2)).sum::<f64>().sqrt();
@@ -67,7 +75,9 @@ impl std::str::FromStr for Metric {
             "l2sqrt" | "euclidean" => Ok(Metric::L2Sqrt),
             "ip" | "inner_product" => Ok(Metric::Ip),
             "cosine" => Ok(Metric::Cosine),
-            _ => Err(Error::InvalidArgument(format!("unknown metric {s:?}; use l2 (squared), l2sqrt, ip or cosine"))),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown metric {s:?}; use l2 (squared), l2sqrt, ip or cosine"
+            ))),
         }
     }
 }
@@ -101,11 +111,18 @@ impl Filter {
 
     /// Whether query `query` keeps source id `id`.
     pub fn keeps(&self, query: usize, id: i64) -> bool {
-        let bit = |words: &[u32]| id >= 0 && words.get((id >> 5) as usize).is_some_and(|w| (w >> (id & 31)) & 1 == 1);
+        let bit = |words: &[u32]| {
+            id >= 0
+                && words
+                    .get((id >> 5) as usize)
+                    .is_some_and(|w| (w >> (id & 31)) & 1 == 1)
+        };
         match self {
             Filter::None => true,
             Filter::Bitset(b) => bit(b),
-            Filter::Bitmap { words, bits } => bits.get(query * words..(query + 1) * words).is_some_and(bit),
+            Filter::Bitmap { words, bits } => bits
+                .get(query * words..(query + 1) * words)
+                .is_some_and(bit),
         }
     }
 

@@ -20,7 +20,10 @@ fn engine() -> IvfGpu {
 }
 
 fn seed() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -29,18 +32,39 @@ fn close(a: f64, b: f64) -> bool {
 
 /// An index with one deliberately empty list (its centre is far from everything).
 fn index_with_empty_list(base: &Matrix, metric: Metric, n_lists: usize, seed: u64) -> IvfIndex {
-    let params = KMeansParams { n_lists, iters: 4, train_fraction: 0.5, seed };
+    let params = KMeansParams {
+        n_lists,
+        iters: 4,
+        train_fraction: 0.5,
+        seed,
+    };
     let t = training_set(base, &params, metric);
-    let mut centers = train(&t, base.dim, &params, &mut |p, c| Ok(assign_cpu(p, c, base.dim))).unwrap();
+    let mut centers = train(&t, base.dim, &params, &mut |p, c| {
+        Ok(assign_cpu(p, c, base.dim))
+    })
+    .unwrap();
     centers.extend(std::iter::repeat_n(1.0e4f32, base.dim));
     let assignment = assign_cpu(&base.to_f32(), &centers, base.dim);
-    IvfIndex::from_assignment(metric, base, &(0..base.rows as i64).collect::<Vec<_>>(), centers, &assignment).unwrap()
+    IvfIndex::from_assignment(
+        metric,
+        base,
+        &(0..base.rows as i64).collect::<Vec<_>>(),
+        centers,
+        &assignment,
+    )
+    .unwrap()
 }
 
 fn filters(n_ids: usize, n_queries: usize, rng: &mut Rng) -> Vec<Filter> {
     let words = n_ids.div_ceil(32);
-    let bits: Vec<u32> = (0..n_queries * words).map(|_| rng.next_u64() as u32).collect();
-    vec![Filter::None, Filter::Bitset(Filter::bitset(n_ids, |id| id % 3 != 1)), Filter::Bitmap { words, bits }]
+    let bits: Vec<u32> = (0..n_queries * words)
+        .map(|_| rng.next_u64() as u32)
+        .collect();
+    vec![
+        Filter::None,
+        Filter::Bitset(Filter::bitset(n_ids, |id| id % 3 != 1)),
+        Filter::Bitmap { words, bits },
+    ]
 }
 
 #[test]
@@ -57,7 +81,11 @@ fn every_variant_matches_the_cpu_reference() {
             let qf = queries.to_f32();
             for metric in Metric::ALL {
                 let index = index_with_empty_list(&base, metric, 12, s);
-                assert_eq!(*index.list_size.last().unwrap(), 0, "the last list must be empty");
+                assert_eq!(
+                    *index.list_size.last().unwrap(),
+                    0,
+                    "the last list must be empty"
+                );
                 let gindex = GpuIndex::upload(&engine, &index).unwrap();
                 let n_probes = 5;
                 let probes = gindex.probes(&engine, &qf, n_probes).unwrap();
@@ -65,32 +93,73 @@ fn every_variant_matches_the_cpu_reference() {
                 for qi in 0..queries.rows {
                     let q = &qf[qi * dim..(qi + 1) * dim];
                     let cpu = coarse(&index, q, n_probes);
-                    let coarse_metric = if metric == Metric::L2Sqrt { Metric::L2 } else { metric };
-                    let mut got: Vec<f64> = probes[qi * n_probes..(qi + 1) * n_probes].iter().map(|&l| coarse_metric.score(q, &index.centers[l as usize * dim..(l as usize + 1) * dim])).collect();
+                    let coarse_metric = if metric == Metric::L2Sqrt {
+                        Metric::L2
+                    } else {
+                        metric
+                    };
+                    let mut got: Vec<f64> = probes[qi * n_probes..(qi + 1) * n_probes]
+                        .iter()
+                        .map(|&l| {
+                            coarse_metric
+                                .score(q, &index.centers[l as usize * dim..(l as usize + 1) * dim])
+                        })
+                        .collect();
                     got.sort_by(f64::total_cmp);
                     for (g, (_, c)) in got.iter().zip(&cpu) {
-                        assert!(close(*g, *c), "{dtype:?} {metric:?} coarse: {got:?} vs {cpu:?}");
+                        assert!(
+                            close(*g, *c),
+                            "{dtype:?} {metric:?} coarse: {got:?} vs {cpu:?}"
+                        );
                     }
                 }
                 for filter in filters(base.rows, queries.rows, &mut rng) {
                     for k in [1usize, 10, 100, 700] {
-                        let found = gindex.search_with_probes(&engine, &queries, &probes, n_probes, k, &filter).unwrap();
+                        let found = gindex
+                            .search_with_probes(&engine, &queries, &probes, n_probes, k, &filter)
+                            .unwrap();
                         for qi in 0..queries.rows {
                             let q = &qf[qi * dim..(qi + 1) * dim];
-                            let lists: Vec<usize> = probes[qi * n_probes..(qi + 1) * n_probes].iter().map(|&l| l as usize).collect();
+                            let lists: Vec<usize> = probes[qi * n_probes..(qi + 1) * n_probes]
+                                .iter()
+                                .map(|&l| l as usize)
+                                .collect();
                             let want = scan_lists(&index, qi, q, &lists, k, &filter);
                             let ids = found.ids_of(qi);
                             let dists = found.distances_of(qi);
-                            let ctx = format!("{dtype:?} dim {dim} {metric:?} {} k={k} query {qi}", filter.name());
+                            let ctx = format!(
+                                "{dtype:?} dim {dim} {metric:?} {} k={k} query {qi}",
+                                filter.name()
+                            );
                             for r in 0..k {
                                 if r < want.len() {
-                                    assert!(close(dists[r] as f64, want[r].1), "{ctx} rank {r}: {} vs {}", dists[r], want[r].1);
+                                    assert!(
+                                        close(dists[r] as f64, want[r].1),
+                                        "{ctx} rank {r}: {} vs {}",
+                                        dists[r],
+                                        want[r].1
+                                    );
                                     let id = ids[r];
-                                    assert!(id >= 0 && filter.keeps(qi, id), "{ctx}: id {id} not allowed");
+                                    assert!(
+                                        id >= 0 && filter.keeps(qi, id),
+                                        "{ctx}: id {id} not allowed"
+                                    );
                                     let row = base.row_f32(id as usize);
-                                    assert!(close(metric.report(metric.score(q, &row)), dists[r] as f64), "{ctx}: id {id} does not have distance {}", dists[r]);
+                                    assert!(
+                                        close(
+                                            metric.report(metric.score(q, &row)),
+                                            dists[r] as f64
+                                        ),
+                                        "{ctx}: id {id} does not have distance {}",
+                                        dists[r]
+                                    );
                                 } else {
-                                    assert_eq!(ids[r], -1, "{ctx}: rank {r} past the {} candidates must be empty", want.len());
+                                    assert_eq!(
+                                        ids[r],
+                                        -1,
+                                        "{ctx}: rank {r} past the {} candidates must be empty",
+                                        want.len()
+                                    );
                                     assert!(dists[r].is_infinite());
                                 }
                             }
@@ -117,16 +186,39 @@ fn probing_every_list_equals_exact_search() {
     let base = synthetic(20_000, 96, 40, DType::F32, s);
     let queries = synthetic(200, 96, 40, DType::F32, s ^ 1);
     for metric in [Metric::L2, Metric::Ip] {
-        let index = ltokit_ivf::build::build(&engine, &base, metric, &KMeansParams { n_lists: 64, iters: 10, train_fraction: 0.5, seed: s }).unwrap();
+        let index = ltokit_ivf::build::build(
+            &engine,
+            &base,
+            metric,
+            &KMeansParams {
+                n_lists: 64,
+                iters: 10,
+                train_fraction: 0.5,
+                seed: s,
+            },
+        )
+        .unwrap();
         let gindex = GpuIndex::upload(&engine, &index).unwrap();
-        let ivf = gindex.search(&engine, &queries, 10, 64, &Filter::None).unwrap();
+        let ivf = gindex
+            .search(&engine, &queries, 10, 64, &Filter::None)
+            .unwrap();
         let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK).unwrap();
-        let exact_gpu = engine.exact(&flat, metric, &Filter::None, &queries.to_f32(), 10).unwrap();
-        let cpu: Vec<_> = (0..queries.rows).map(|q| exact(metric, &base.to_f32(), 96, &queries.row_f32(q), 10)).collect();
+        let exact_gpu = engine
+            .exact(&flat, metric, &Filter::None, &queries.to_f32(), 10)
+            .unwrap();
+        let cpu: Vec<_> = (0..queries.rows)
+            .map(|q| exact(metric, &base.to_f32(), 96, &queries.row_f32(q), 10))
+            .collect();
         for q in 0..queries.rows {
             for r in 0..10 {
-                assert!(close(ivf.distances_of(q)[r] as f64, cpu[q][r].1), "{metric:?} q{q} r{r}");
-                assert!(close(exact_gpu.distances_of(q)[r] as f64, cpu[q][r].1), "{metric:?} exact q{q} r{r}");
+                assert!(
+                    close(ivf.distances_of(q)[r] as f64, cpu[q][r].1),
+                    "{metric:?} q{q} r{r}"
+                );
+                assert!(
+                    close(exact_gpu.distances_of(q)[r] as f64, cpu[q][r].1),
+                    "{metric:?} exact q{q} r{r}"
+                );
             }
         }
         let recall = ltokit_ivf::reference::recall(&ivf.rows(), &exact_gpu.rows(), 10);

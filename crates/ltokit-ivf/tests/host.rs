@@ -12,14 +12,22 @@ use ltokit_ivf::{DType, Filter, IvfIndex, Metric};
 fn every_variant_has_its_plans() {
     let b = bundle().unwrap();
     let target = "sm_90".parse().unwrap();
-    let filters = [Filter::None, Filter::Bitset(vec![]), Filter::Bitmap { words: 0, bits: vec![] }];
+    let filters = [
+        Filter::None,
+        Filter::Bitset(vec![]),
+        Filter::Bitmap {
+            words: 0,
+            bits: vec![],
+        },
+    ];
     let mut n = 0;
     for dtype in DType::ALL {
         for dim in [64, 30] {
             for metric in Metric::ALL {
                 for filter in &filters {
                     for k in [1, 2, 10, 33, 100, 256, 300, 1024] {
-                        let (scan, merge) = plan_names(dtype, veclen(dtype, dim), metric, filter, k).unwrap();
+                        let (scan, merge) =
+                            plan_names(dtype, veclen(dtype, dim), metric, filter, k).unwrap();
                         let plan = b.plan(&scan, target).unwrap();
                         assert_eq!(plan.kernel, "ivf_scan");
                         assert_eq!(plan.inputs.len(), 4, "entry, distance, metric, filter");
@@ -38,12 +46,24 @@ fn every_variant_has_its_plans() {
 #[test]
 fn ivf_with_every_list_probed_is_exact_on_the_cpu() {
     let base = synthetic(600, 12, 6, DType::F32, 11);
-    let params = KMeansParams { n_lists: 8, iters: 5, train_fraction: 0.5, seed: 3 };
+    let params = KMeansParams {
+        n_lists: 8,
+        iters: 5,
+        train_fraction: 0.5,
+        seed: 3,
+    };
     for metric in Metric::ALL {
         let t = training_set(&base, &params, metric);
         let centers = train(&t, 12, &params, &mut |p, c| Ok(assign_cpu(p, c, 12))).unwrap();
         let assignment = assign_cpu(&base.to_f32(), &centers, 12);
-        let index = IvfIndex::from_assignment(metric, &base, &(0..600).collect::<Vec<_>>(), centers, &assignment).unwrap();
+        let index = IvfIndex::from_assignment(
+            metric,
+            &base,
+            &(0..600).collect::<Vec<_>>(),
+            centers,
+            &assignment,
+        )
+        .unwrap();
         let flat = base.to_f32();
         for qi in 0..10 {
             let q = base.row_f32(qi * 7);

@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, LaunchArgs,
-    PushKernelArg, ValidAsZeroBits,
+    sys, CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, LaunchArgs, PushKernelArg,
+    ValidAsZeroBits,
 };
 
 pub use cudarc::driver::{CudaSlice, LaunchConfig};
@@ -287,10 +287,19 @@ impl Kernel {
     /// Allows launches with up to `bytes` of dynamic shared memory (past the 48 KiB
     /// default, up to what the device allows).
     pub fn set_max_dynamic_shared_bytes(&self, bytes: u32) -> Result<()> {
-        let value = i32::try_from(bytes).map_err(|_| Error::InvalidArgument(format!("{bytes} bytes of shared memory")))?;
+        let value = i32::try_from(bytes)
+            .map_err(|_| Error::InvalidArgument(format!("{bytes} bytes of shared memory")))?;
         self.function
-            .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value)
-            .map_err(|e| driver_error(&format!("{}: {bytes} bytes of dynamic shared memory", self.name), e))
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                value,
+            )
+            .map_err(|e| {
+                driver_error(
+                    &format!("{}: {bytes} bytes of dynamic shared memory", self.name),
+                    e,
+                )
+            })
     }
 }
 

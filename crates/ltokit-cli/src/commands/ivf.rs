@@ -99,7 +99,11 @@ fn engine(cache: &CacheArgs) -> anyhow::Result<IvfGpu> {
     Ok(IvfGpu::new(gpu, cache.config()?)?)
 }
 
-fn load(spec: &str, seed: u64, query_rows: Option<usize>) -> anyhow::Result<(Matrix, Option<Matrix>)> {
+fn load(
+    spec: &str,
+    seed: u64,
+    query_rows: Option<usize>,
+) -> anyhow::Result<(Matrix, Option<Matrix>)> {
     if let Some((rows, dim, dtype)) = parse_synthetic(spec)? {
         let (b, q) = synthetic_pair(rows, query_rows.unwrap_or(0), dim, dtype, seed);
         return Ok((b, query_rows.map(|_| q)));
@@ -110,19 +114,46 @@ fn load(spec: &str, seed: u64, query_rows: Option<usize>) -> anyhow::Result<(Mat
 /// Runs an ivf subcommand.
 pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
     match command {
-        IvfCommand::Build { base, lists, metric, iters, train_fraction, output, cache } => {
+        IvfCommand::Build {
+            base,
+            lists,
+            metric,
+            iters,
+            train_fraction,
+            output,
+            cache,
+        } => {
             let metric: Metric = metric.parse()?;
             let (base, _) = load(&base, 42, None)?;
             let engine = engine(&cache)?;
             let started = Instant::now();
-            let params = KMeansParams { n_lists: lists, iters, train_fraction, ..Default::default() };
+            let params = KMeansParams {
+                n_lists: lists,
+                iters,
+                train_fraction,
+                ..Default::default()
+            };
             let index = ltokit_ivf::build::build(&engine, &base, metric, &params)?;
             let secs = started.elapsed().as_secs_f64();
             index.save(&output)?;
             let empty = index.list_size.iter().filter(|&&s| s == 0).count();
-            println!("built {} lists over {} × {} {} vectors in {secs:.2} s ({empty} empty lists) → {}", lists, base.rows, base.dim, base.dtype.name(), output.display());
+            println!(
+                "built {} lists over {} × {} {} vectors in {secs:.2} s ({empty} empty lists) → {}",
+                lists,
+                base.rows,
+                base.dim,
+                base.dtype.name(),
+                output.display()
+            );
         }
-        IvfCommand::Search { index, queries, k, probes, output, cache } => {
+        IvfCommand::Search {
+            index,
+            queries,
+            k,
+            probes,
+            output,
+            cache,
+        } => {
             let index = IvfIndex::load(&index)?;
             let (queries, _) = load(&queries, 43, None)?;
             let engine = engine(&cache)?;
@@ -130,19 +161,50 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
             let started = Instant::now();
             let found = gindex.search(&engine, &queries, k, probes, &Filter::None)?;
             let secs = started.elapsed().as_secs_f64();
-            println!("searched {} queries (k = {k}, n_probes = {probes}) in {:.2} ms", queries.rows, secs * 1e3);
+            println!(
+                "searched {} queries (k = {k}, n_probes = {probes}) in {:.2} ms",
+                queries.rows,
+                secs * 1e3
+            );
             if let Some(path) = output {
                 let mut text = String::new();
                 for q in 0..queries.rows {
                     for r in 0..k {
-                        text.push_str(&format!("{q} {r} {} {}\n", found.ids_of(q)[r], found.distances_of(q)[r]));
+                        text.push_str(&format!(
+                            "{q} {r} {} {}\n",
+                            found.ids_of(q)[r],
+                            found.distances_of(q)[r]
+                        ));
                     }
                 }
-                std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
             }
         }
-        IvfCommand::Bench { base, queries, lists, probes, k, batch, metric, reps, json, cache } => {
-            return bench(&base, &queries, lists, &probes, k, batch, metric.parse()?, reps, json, &cache);
+        IvfCommand::Bench {
+            base,
+            queries,
+            lists,
+            probes,
+            k,
+            batch,
+            metric,
+            reps,
+            json,
+            cache,
+        } => {
+            return bench(
+                &base,
+                &queries,
+                lists,
+                &probes,
+                k,
+                batch,
+                metric.parse()?,
+                reps,
+                json,
+                &cache,
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -158,23 +220,61 @@ struct ProbeRow {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn bench(base_spec: &str, query_spec: &str, lists: usize, probe_list: &[usize], k: usize, batch: usize, metric: Metric, reps: usize, json: bool, cache: &CacheArgs) -> anyhow::Result<ExitCode> {
+fn bench(
+    base_spec: &str,
+    query_spec: &str,
+    lists: usize,
+    probe_list: &[usize],
+    k: usize,
+    batch: usize,
+    metric: Metric,
+    reps: usize,
+    json: bool,
+    cache: &CacheArgs,
+) -> anyhow::Result<ExitCode> {
     let query_rows = match query_spec.strip_prefix("synthetic:") {
-        Some(rows) => Some(rows.parse::<usize>().with_context(|| format!("--queries {query_spec:?}: expected synthetic:ROWS"))?),
+        Some(rows) => Some(
+            rows.parse::<usize>()
+                .with_context(|| format!("--queries {query_spec:?}: expected synthetic:ROWS"))?,
+        ),
         None => None,
     };
-    anyhow::ensure!(query_rows.is_none() || base_spec.starts_with("synthetic:"), "synthetic queries need a synthetic base (they are drawn from its clusters)");
-    let (base, synthetic_queries) = load(base_spec, 42, if base_spec.starts_with("synthetic:") { query_rows } else { None })?;
+    anyhow::ensure!(
+        query_rows.is_none() || base_spec.starts_with("synthetic:"),
+        "synthetic queries need a synthetic base (they are drawn from its clusters)"
+    );
+    let (base, synthetic_queries) = load(
+        base_spec,
+        42,
+        if base_spec.starts_with("synthetic:") {
+            query_rows
+        } else {
+            None
+        },
+    )?;
     let queries = match synthetic_queries {
         Some(q) => q,
         None => load(query_spec, 43, None)?.0,
     };
-    anyhow::ensure!(queries.dim == base.dim, "queries have {} dimensions, the base {}", queries.dim, base.dim);
+    anyhow::ensure!(
+        queries.dim == base.dim,
+        "queries have {} dimensions, the base {}",
+        queries.dim,
+        base.dim
+    );
     let started = Instant::now();
     let engine = engine(cache)?;
     let context_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let index = ltokit_ivf::build::build(&engine, &base, metric, &KMeansParams { n_lists: lists, ..Default::default() })?;
+    let index = ltokit_ivf::build::build(
+        &engine,
+        &base,
+        metric,
+        &KMeansParams {
+            n_lists: lists,
+            ..Default::default()
+        },
+    )?;
     let build_s = started.elapsed().as_secs_f64();
     let gindex = GpuIndex::upload(&engine, &index)?;
     let qf = queries.to_f32();
@@ -188,7 +288,11 @@ fn bench(base_spec: &str, query_spec: &str, lists: usize, probe_list: &[usize], 
         for start in (0..queries.rows).step_by(batch.max(1)) {
             let end = (start + batch).min(queries.rows);
             let sub = queries.select(&(start..end).collect::<Vec<_>>());
-            rows.extend(gindex.search(&engine, &sub, k, n_probes, &Filter::None)?.rows());
+            rows.extend(
+                gindex
+                    .search(&engine, &sub, k, n_probes, &Filter::None)?
+                    .rows(),
+            );
         }
         Ok(rows)
     };
@@ -210,9 +314,18 @@ fn bench(base_spec: &str, query_spec: &str, lists: usize, probe_list: &[usize], 
         let recall = ltokit_ivf::reference::recall(&found, &truth.rows(), k);
         // Bytes scanned: every probed list's rows for every query (from the host-side coarse result).
         let probes = gindex.probes(&engine, &qf, p)?;
-        let rows_scanned: u64 = probes.iter().map(|&l| index.list_size[l as usize] as u64).sum();
+        let rows_scanned: u64 = probes
+            .iter()
+            .map(|&l| index.list_size[l as usize] as u64)
+            .sum();
         let bytes = rows_scanned * (base.dim * base.dtype.size()) as u64;
-        rows.push(ProbeRow { n_probes: p, recall, median_ms: median * 1e3, qps: queries.rows as f64 / median, scanned_gb_per_s: bytes as f64 / median / 1e9 });
+        rows.push(ProbeRow {
+            n_probes: p,
+            recall,
+            median_ms: median * 1e3,
+            qps: queries.rows as f64 / median,
+            scanned_gb_per_s: bytes as f64 / median / 1e9,
+        });
     }
     let stats = engine.cache().stats();
     if json {
@@ -224,13 +337,30 @@ fn bench(base_spec: &str, query_spec: &str, lists: usize, probe_list: &[usize], 
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!("{} × {} {} base, {} queries, {lists} lists, k = {k}, batch {batch}, metric {} on {}", base.rows, base.dim, base.dtype.name(), queries.rows, metric.name(), engine.gpu().name());
+        println!(
+            "{} × {} {} base, {} queries, {lists} lists, k = {k}, batch {batch}, metric {} on {}",
+            base.rows,
+            base.dim,
+            base.dtype.name(),
+            queries.rows,
+            metric.name(),
+            engine.gpu().name()
+        );
         println!("build {build_s:.2} s; exact ground truth {truth_s:.2} s; first search in this process {first_search_ms:.1} ms");
-        println!("{:>8} {:>8} {:>11} {:>11} {:>12}", "n_probes", "recall", "median ms", "QPS", "scanned GB/s");
+        println!(
+            "{:>8} {:>8} {:>11} {:>11} {:>12}",
+            "n_probes", "recall", "median ms", "QPS", "scanned GB/s"
+        );
         for r in &rows {
-            println!("{:>8} {:>8.4} {:>11.2} {:>11.0} {:>12.0}", r.n_probes, r.recall, r.median_ms, r.qps, r.scanned_gb_per_s);
+            println!(
+                "{:>8} {:>8.4} {:>11.2} {:>11.0} {:>12.0}",
+                r.n_probes, r.recall, r.median_ms, r.qps, r.scanned_gb_per_s
+            );
         }
-        println!("kernel cache: {} links, {} L2 hits, {} L1 hits", stats.links, stats.l2_hits, stats.l1_hits);
+        println!(
+            "kernel cache: {} links, {} L2 hits, {} L1 hits",
+            stats.links, stats.l2_hits, stats.l1_hits
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
