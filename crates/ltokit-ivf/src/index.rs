@@ -29,7 +29,7 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The element width of one interleaved chunk for a type and dimension.
 pub fn veclen(dtype: DType, dim: usize) -> usize {
     let max = 16 / dtype.size();
-    if dim % max == 0 {
+    if dim.is_multiple_of(max) {
         max
     } else {
         1
@@ -311,7 +311,7 @@ impl IvfIndex {
         .map_err(|e| bad(format!("header: {e}")))?;
         if header.dim == 0
             || header.veclen != veclen(header.dtype, header.dim)
-            || header.rows % GROUP != 0
+            || !header.rows.is_multiple_of(GROUP)
         {
             return Err(bad("inconsistent header".into()));
         }
