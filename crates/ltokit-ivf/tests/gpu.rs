@@ -206,17 +206,18 @@ fn probing_every_list_equals_exact_search() {
         let exact_gpu = engine
             .exact(&flat, metric, &Filter::None, &queries.to_f32(), 10)
             .unwrap();
+        let flat_host = base.to_f32();
         let cpu: Vec<_> = (0..queries.rows)
-            .map(|q| exact(metric, &base.to_f32(), 96, &queries.row_f32(q), 10))
+            .map(|q| exact(metric, &flat_host, 96, &queries.row_f32(q), 10))
             .collect();
-        for q in 0..queries.rows {
-            for r in 0..10 {
+        for (q, want) in cpu.iter().enumerate() {
+            for (r, hit) in want.iter().enumerate() {
                 assert!(
-                    close(ivf.distances_of(q)[r] as f64, cpu[q][r].1),
+                    close(ivf.distances_of(q)[r] as f64, hit.1),
                     "{metric:?} q{q} r{r}"
                 );
                 assert!(
-                    close(exact_gpu.distances_of(q)[r] as f64, cpu[q][r].1),
+                    close(exact_gpu.distances_of(q)[r] as f64, hit.1),
                     "{metric:?} exact q{q} r{r}"
                 );
             }
