@@ -24,8 +24,9 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv
 /usr/local/cuda/bin/nvcc --version >> "$logs/machine.txt" 2>&1
 
 step "ltokit doctor" doctor.txt $bin/ltokit doctor
-step "ltokit demo (3 fragments, GPU run)" demo.txt $bin/ltokit demo --out-dir /tmp/ltokit-demo
+step "ltokit demo (IVF, first run)" demo.txt $bin/ltokit demo --out-dir /tmp/ltokit-demo
 step "GPU tests (--ignored)" gpu-tests.txt $bin/test-ltokit-gpu-test --ignored --test-threads=1 --nocapture
+step "warm-up of all 1100 IVF plans (16 cores)" ivf-warmup.txt $bin/ltokit warmup --bundle gpu-run/ivf.ltkb --arch native --json --cache-dir /tmp/ltokit-ivf-gpu-test-cache
 step "IVF GPU tests (--ignored)" ivf-gpu-tests.txt $bin/test-ltokit-ivf-gpu-test --ignored --test-threads=1 --nocapture
 step "pipeline tests" pipeline-tests.txt $bin/test-ltokit-pipeline-test
 for t in $bin/test-ltokit-ltokit-lib; do step "unit tests" unit-tests.txt $t; done
@@ -36,7 +37,11 @@ if [[ "${MAKE_FIXTURES:-0}" == 1 ]]; then
   cp "$logs/cuobjdump_listings.txt" tests/fixtures/
 fi
 step "fixture tests (vs cuobjdump)" fixture-tests.txt $bin/test-ltokit-fatbin_fixtures-test
+step "ltokit demo, second run (cache)" demo2.txt $bin/ltokit demo --out-dir /tmp/ltokit-demo
 step "cache benchmarks (fresh processes)" cache-bench.txt bash scripts/gpu-bench-cache.sh "$logs/cache-bench"
+if [[ "${IVF_BENCH:-0}" == 1 ]]; then
+  step "IVF benchmarks" ivf-bench.txt bash scripts/gpu-bench-ivf.sh "$logs/ivf-bench"
+fi
 for lib in ${INVENTORY_LIBS:-/usr/local/cuda/lib64/libcurand.so.10}; do
   step "inventory vs cuobjdump: $(basename "$lib")" "inventory-$(basename "$lib").txt" \
     python3 scripts/compare_cuobjdump.py "$bin/ltokit" "$lib"
@@ -44,6 +49,8 @@ done
 echo
 echo "== ltokit GPU run on $(head -2 "$logs/machine.txt" | tail -1)"
 printf '%s\n' "${summary[@]}"
-grep -h -E "^ran |n=|max rel" "$logs/demo.txt" "$logs/gpu-tests.txt" 2>/dev/null | head -20
+grep -h -E "n=|max rel|checked|recall@10" "$logs/gpu-tests.txt" "$logs/ivf-gpu-tests.txt" 2>/dev/null | head -20
 cat "$logs/cache-bench/summary.md" 2>/dev/null
+cat "$logs/demo.txt" "$logs/demo2.txt" 2>/dev/null | grep -E "recall|kernels this run|built"
+cat "$logs/ivf-bench/summary.txt" 2>/dev/null
 tar czf "$OUT/gpu-logs.tgz" -C "$OUT" logs && rm -rf "$logs"

@@ -188,12 +188,24 @@ fn bad_input_gives_a_clear_error_and_status() {
 #[test]
 fn demo_runs_without_a_gpu() {
     let dir = scratch("demo");
-    let out = ltokit(&["demo", "--out-dir", dir.to_str().unwrap()]);
+    let cache = dir.join("cache");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_ltokit"))
+            .args(["demo", "--out-dir", dir.to_str().unwrap()])
+            .env("LTOKIT_CACHE_DIR", &cache)
+            .output()
+            .unwrap()
+    };
+    let out = run();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("linked sm_") && text.contains("ltoir"),
+        text.contains("scan_c16_f32_vmax_l2_none") && text.contains("linked by nvJitLink"),
         "{text}"
     );
-    assert!(dir.join("ltk_demo.fatbin").is_file());
+    assert!(text.contains("skipped:"), "{text}");
+    assert!(dir.join("scan_c16_f32_vmax_l2_none.sm_90.cubin").is_file());
+    // The second run finds every kernel in the disk cache.
+    let text = stdout(&run());
+    assert!(text.contains("0 linked, 4 from the disk cache"), "{text}");
 }

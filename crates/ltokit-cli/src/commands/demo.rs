@@ -1,94 +1,152 @@
-//! `ltokit demo`: the whole pipeline on a small three-fragment kernel.
+//! `ltokit demo`: IVF-Flat search whose scan kernel ltokit assembles from LTO-IR fragments.
+//!
+//! With a GPU: build an index on synthetic data, search it at two n_probes, print recall
+//! against exact GPU search and QPS, and show where the kernels came from (a second run
+//! finds them in the disk cache). Without one: link the kernels a search needs for sm_90
+//! through the same cache, show their inventory, and say what was skipped.
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
-use ltokit::fatbin::{Codec, EntryKind, FatbinWriter};
-use ltokit::link::{self, LinkInput};
-use ltokit::{demo, inventory, launch};
+use ltokit::cache::{CacheConfig, KernelCache, Level};
+use ltokit::launch::{self, Gpu};
+use ltokit::{inventory, Target};
+use ltokit_ivf::data::synthetic_pair;
+use ltokit_ivf::gpu::{bundle, plan_names, DeviceLists, GpuIndex, IvfGpu, EXACT_CHUNK};
+use ltokit_ivf::index::veclen;
+use ltokit_ivf::kmeans::KMeansParams;
+use ltokit_ivf::{DType, Filter, Metric};
 
-use super::{inventory::print_text, native_target, write_file};
+use super::{inventory::print_text, write_file};
 
-/// Elements the GPU check computes.
-const GPU_CHECK_LEN: usize = 1 << 20;
+const ROWS: usize = 200_000;
+const DIM: usize = 128;
+const QUERIES: usize = 5_000;
+const LISTS: usize = 256;
+const K: usize = 10;
 
-/// Runs the demo, writing its outputs under `out_dir`.
+/// Runs the demo, writing linked kernels under `out_dir`.
 pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
-    let (target, where_from) = native_target();
-    println!("target: {target} — {where_from}");
-
-    let started = Instant::now();
-    let fragments = demo::compile_fragments(target)?;
-    let compile_ms = started.elapsed().as_secs_f64() * 1e3;
-    for f in &fragments {
-        println!(
-            "  compiled {:<13} → {:>5} bytes of LTO-IR ({}, NVRTC {})",
-            f.name,
-            f.ltoir.len(),
-            f.target,
-            f.producer
-        );
+    let config = CacheConfig::from_env()?;
+    let b = bundle()?;
+    let m = b.manifest();
+    let ir_bytes: u64 = m.fragments.iter().map(|f| f.stored_bytes).sum();
+    println!("IVF-Flat kernels: {} LTO-IR fragments ({} KiB compressed) make {} plans (data type × vector width × metric × filter × top-k capacity)", m.fragments.len(), ir_bytes / 1024, m.plans.len());
+    match config.dir.as_ref() {
+        Some(d) => println!("kernel cache: {}", d.display()),
+        None => println!("kernel cache: disk cache off (LTOKIT_CACHE=off)"),
     }
-    println!(
-        "  NVRTC: {compile_ms:.0} ms for {} fragments (includes library start-up)",
-        fragments.len()
-    );
-
-    let inputs: Vec<LinkInput> = fragments.iter().map(LinkInput::from_fragment).collect();
-    let started = Instant::now();
-    let linked = link::link(&inputs, target, &[])?;
-    let first_ms = started.elapsed().as_secs_f64() * 1e3;
-    let started = Instant::now();
-    let again = link::link(&inputs, target, &[])?;
-    let second_ms = started.elapsed().as_secs_f64() * 1e3;
-    anyhow::ensure!(
-        again.cubin == linked.cubin,
-        "nvJitLink gave different cubins for the same inputs"
-    );
-    println!("  nvJitLink {}: linked {} ({} bytes) in {first_ms:.1} ms (first call, library start-up included), {second_ms:.1} ms again", linked.linker, target, linked.cubin.len());
-
-    let cubin_path = out_dir.join(format!("ltk_demo.{target}.cubin"));
-    write_file(&cubin_path, &linked.cubin)?;
-    let mut bundle = FatbinWriter::new();
-    bundle.add(EntryKind::Cubin, target, &linked.cubin, Codec::Zstd)?;
-    for f in &fragments {
-        bundle.add(EntryKind::LtoIr, f.target, &f.ltoir, Codec::None)?;
-    }
-    let fatbin_path = out_dir.join("ltk_demo.fatbin");
-    write_file(&fatbin_path, &bundle.finish())?;
-    println!();
-    print_text(&inventory::inventory_file(&cubin_path)?);
-    println!();
-    print_text(&inventory::inventory_file(&fatbin_path)?);
-    println!();
-
-    if !launch::driver_available() {
-        println!("skipped: running the kernel (no NVIDIA driver on this machine); everything else ran for real");
-        return Ok(ExitCode::SUCCESS);
-    }
-    let gpu = match launch::Gpu::open(0) {
-        Ok(gpu) => gpu,
-        Err(e) => {
-            println!("skipped: running the kernel ({e})");
-            return Ok(ExitCode::SUCCESS);
-        }
-    };
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
-    let check = demo::check_on_gpu(&gpu, &linked.cubin, GPU_CHECK_LEN, seed)?;
-    println!(
-        "ran {} on {}: {} elements, max relative error {:.2e} vs the CPU reference, {} mismatches (seed {seed})",
-        demo::KERNEL,
-        gpu.name(),
-        check.len,
-        check.max_rel_error,
-        check.mismatches
-    );
-    Ok(if check.mismatches == 0 {
-        ExitCode::SUCCESS
+    let gpu = if launch::driver_available() {
+        Gpu::open(0).ok()
     } else {
-        ExitCode::FAILURE
-    })
+        None
+    };
+    match gpu {
+        Some(gpu) => with_gpu(Arc::new(gpu), config),
+        None => without_gpu(config, out_dir),
+    }
+}
+
+fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig) -> anyhow::Result<ExitCode> {
+    println!(
+        "GPU: {} (compute capability {})",
+        gpu.name(),
+        gpu.compute_capability()
+    );
+    let engine = IvfGpu::new(gpu, config)?;
+    let (base, queries) = synthetic_pair(ROWS, QUERIES, DIM, DType::F32, 7);
+    let started = Instant::now();
+    let params = KMeansParams {
+        n_lists: LISTS,
+        iters: 10,
+        ..Default::default()
+    };
+    let index = ltokit_ivf::build::build(&engine, &base, Metric::L2, &params)?;
+    println!(
+        "built an index of {ROWS} × {DIM} f32 vectors in {LISTS} lists in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    let gindex = GpuIndex::upload(&engine, &index)?;
+    let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK)?;
+    let truth = engine.exact(&flat, Metric::L2, &Filter::None, &queries.to_f32(), K)?;
+    let mut first = true;
+    for n_probes in [4, 16, 64] {
+        let started = Instant::now();
+        let found = gindex.search(&engine, &queries, K, n_probes, &Filter::None)?;
+        let first_ms = started.elapsed().as_secs_f64() * 1e3;
+        let started = Instant::now();
+        let again = gindex.search(&engine, &queries, K, n_probes, &Filter::None)?;
+        let secs = started.elapsed().as_secs_f64();
+        anyhow::ensure!(again.ids == found.ids, "two identical searches disagreed");
+        let recall = ltokit_ivf::reference::recall(&found.rows(), &truth.rows(), K);
+        let note = if first {
+            format!(" (first search in this process: {first_ms:.1} ms)")
+        } else {
+            String::new()
+        };
+        println!("  n_probes {n_probes:>3}: recall@{K} {recall:.4}, {QUERIES} queries in {:.2} ms = {:.0} QPS{note}", secs * 1e3, QUERIES as f64 / secs);
+        first = false;
+    }
+    let s = engine.cache().stats();
+    println!("kernels this run: {} linked by nvJitLink, {} loaded from the disk cache, {} in-process hits", s.links, s.l2_hits, s.l1_hits);
+    if s.links > 0 {
+        println!("run `ltokit demo` again: every kernel will come from the disk cache, no linking");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> {
+    let target: Target = "sm_90".parse()?;
+    println!(
+        "no GPU here: linking what a search needs for {target} (the H100/H200), without running it"
+    );
+    let cache = KernelCache::new(config);
+    let b = bundle()?;
+    let (coarse_scan, coarse_merge) = plan_names(
+        DType::F32,
+        veclen(DType::F32, DIM),
+        Metric::L2,
+        &Filter::None,
+        20,
+    )?;
+    let (scan, merge) = plan_names(
+        DType::F32,
+        veclen(DType::F32, DIM),
+        Metric::L2,
+        &Filter::None,
+        K,
+    )?;
+    let names = [coarse_scan, coarse_merge, scan, merge];
+    let mut last = None;
+    for name in &names {
+        let plan = b.plan(name, target)?;
+        let started = Instant::now();
+        let (cubin, level) = cache.get_traced(&plan)?;
+        let how = match level {
+            Level::Link => "linked by nvJitLink",
+            Level::L2 => "loaded from the disk cache",
+            Level::L1 => "in-process hit",
+        };
+        println!(
+            "  {name:<28} {:>7} bytes  {how} in {:.1} ms",
+            cubin.len(),
+            started.elapsed().as_secs_f64() * 1e3
+        );
+        let path = out_dir.join(format!("{name}.{target}.cubin"));
+        write_file(&path, &cubin)?;
+        last = Some(path);
+    }
+    if let Some(path) = last {
+        println!();
+        print_text(&inventory::inventory_file(&path)?);
+    }
+    let s = cache.stats();
+    println!(
+        "\nkernels this run: {} linked, {} from the disk cache",
+        s.links, s.l2_hits
+    );
+    println!("skipped: building the index and searching (they need a GPU); everything above ran for real");
+    Ok(ExitCode::SUCCESS)
 }
