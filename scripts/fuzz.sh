@@ -13,7 +13,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "fuzz: installing cargo-fuzz" >&2
   cargo install --quiet --locked cargo-fuzz
 fi
-for target in fatbin elf bundle; do
+for target in fatbin elf bundle ivf_files; do
   corpus="fuzz/corpus/$target"
   mkdir -p "$corpus"
   cp -n tests/fixtures/*.fatbin tests/fixtures/*.o tests/fixtures/*.cubin tests/fixtures/*.ltkb "$corpus"/ 2>/dev/null || true
