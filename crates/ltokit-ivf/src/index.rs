@@ -310,6 +310,8 @@ impl IvfIndex {
         )
         .map_err(|e| bad(format!("header: {e}")))?;
         if header.dim == 0
+            || header.dim > 1 << 20
+            || header.n_lists > 1 << 30
             || header.veclen != veclen(header.dtype, header.dim)
             || !header.rows.is_multiple_of(GROUP)
         {
