@@ -393,3 +393,74 @@ fn bundles_rebuild_only_what_changed() {
         "{err}"
     );
 }
+
+#[test]
+fn imported_cubins_serve_their_plan() {
+    let dir = scratch("import");
+    let inputs = demo_inputs(&dir);
+    let bundle = repo().join("tests/fixtures/ltk-demo.ltkb");
+    let bundle = bundle.to_str().unwrap();
+    let cache = dir.join("cache");
+    let cache = cache.to_str().unwrap();
+    let cubin = |arch: &str| {
+        let out = dir.join(format!("{arch}.cubin"));
+        let mut a = vec!["link", "--no-cache", "--arch", arch];
+        a.extend(inputs.iter().map(String::as_str));
+        a.extend(["-o", out.to_str().unwrap()]);
+        assert!(run(&a, &[]).status.success());
+        out.to_str().unwrap().to_string()
+    };
+    let import = |file: &str| {
+        run(
+            &[
+                "cache",
+                "import",
+                "--bundle",
+                bundle,
+                "--plan",
+                "demo_max_x4_O3",
+                "--arch",
+                "sm_90",
+                file,
+                "--cache-dir",
+                cache,
+            ],
+            &[],
+        )
+    };
+    let wrong = import(&cubin("sm_80"));
+    assert!(!wrong.status.success());
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("not sm_90"),
+        "{}",
+        String::from_utf8_lossy(&wrong.stderr)
+    );
+    let ok = import(&cubin("sm_90"));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    // Strict mode: the plan is served from the imported entry, nothing is linked.
+    let o = run(
+        &[
+            "bench",
+            "cache",
+            "--bundle",
+            bundle,
+            "--plan",
+            "demo_max_x4_O3",
+            "--arch",
+            "sm_90",
+            "--iters",
+            "1",
+            "--json",
+            "--cache-dir",
+            cache,
+        ],
+        &[("LTOKIT_JIT", "off")],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bench: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(bench["level"], "l2");
+}

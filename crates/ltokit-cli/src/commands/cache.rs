@@ -2,6 +2,8 @@
 //! by commands that link.
 
 use std::path::PathBuf;
+
+use anyhow::Context;
 use std::process::ExitCode;
 
 use ltokit::cache::{self, CacheConfig, DiskCache};
@@ -58,6 +60,21 @@ pub enum CacheCommand {
     },
     /// Remove every entry.
     Clear,
+    /// Store a cubin made elsewhere (e.g. by nvcc) as the cached result of a bundle's
+    /// plan, after checking that it is a cubin for the target with the plan's kernel.
+    Import {
+        /// The bundle holding the plan.
+        #[arg(long)]
+        bundle: PathBuf,
+        /// The plan's name.
+        #[arg(long)]
+        plan: String,
+        /// The exact target: sm_XY[a|f] or native.
+        #[arg(long)]
+        arch: String,
+        /// The cubin.
+        cubin: PathBuf,
+    },
 }
 
 #[derive(serde::Serialize)]
@@ -164,6 +181,40 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
             });
             let left: u64 = disk.entries().iter().map(|e| e.bytes).sum();
             println!("evicted {evicted} entries; {} left", human_bytes(left));
+        }
+        CacheCommand::Import {
+            bundle,
+            plan,
+            arch,
+            cubin,
+        } => {
+            let target = super::parse_target(&arch)?;
+            let plan = ltokit::bundle::Bundle::open(&bundle)?.plan(&plan, target)?;
+            let bytes =
+                std::fs::read(&cubin).with_context(|| format!("reading {}", cubin.display()))?;
+            let info = ltokit::cubin::CubinInfo::parse(&bytes)?;
+            anyhow::ensure!(
+                info.arch == target.number(),
+                "{} is a cubin for sm_{}, not {target}",
+                cubin.display(),
+                info.arch
+            );
+            anyhow::ensure!(
+                info.kernels.contains(&plan.kernel),
+                "{} has no kernel {} (it has: {})",
+                cubin.display(),
+                plan.kernel,
+                info.kernels.join(", ")
+            );
+            let linker = ltokit::cache::NvJitLinkLinker::new(Some(disk.root().join("linkers")));
+            let key = plan.key(ltokit::cache::PlanLinker::version(&linker)?);
+            disk.put(&key, &bytes)?;
+            println!(
+                "stored {} as plan {} for {target} (key {})",
+                cubin.display(),
+                plan.name,
+                key.0.short(16)
+            );
         }
         CacheCommand::Clear => {
             let n = disk.clear()?;
