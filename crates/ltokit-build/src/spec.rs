@@ -76,6 +76,12 @@ pub struct PlanTemplate {
     /// nvJitLink options.
     #[serde(default)]
     pub options: Vec<String>,
+    /// The lowest architecture number the plan runs on (providers skip older targets).
+    #[serde(default)]
+    pub min_arch: Option<u32>,
+    /// The plan needs an arch-specific (`a`) target.
+    #[serde(default)]
+    pub arch_specific: bool,
 }
 
 /// One fragment after expansion.
@@ -154,6 +160,8 @@ impl BundleSpec {
                     entry: sub(&t.entry),
                     fragments: t.fragments.iter().map(|s| sub(s)).collect(),
                     options: t.options.iter().map(|s| sub(s)).collect(),
+                    min_arch: t.min_arch,
+                    arch_specific: t.arch_specific,
                 };
                 for name in std::iter::once(&plan.entry).chain(&plan.fragments) {
                     if !seen.contains(name.as_str()) {

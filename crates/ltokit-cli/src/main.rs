@@ -98,6 +98,41 @@ enum Command {
         #[command(subcommand)]
         command: BundleCommand,
     },
+    /// Build, inspect, verify, install and list prebuilt per-architecture providers.
+    Provider {
+        #[command(subcommand)]
+        command: commands::provider::ProviderCommand,
+    },
+    /// Audit CUDA binaries: only the allowed kinds and targets, within a size budget.
+    Check {
+        /// Allowed targets, comma-separated (sm_90,sm_90a).
+        #[arg(long)]
+        targets: String,
+        /// Allowed kinds, comma-separated (cubin, ptx, ltoir).
+        #[arg(long, default_value = "cubin")]
+        kinds: String,
+        /// Largest allowed file size (bytes or with K/M/G).
+        #[arg(long)]
+        max_bytes: Option<String>,
+        /// Files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Sizes: the LTO-IR bundle vs the same plans ahead of time for many architectures.
+    SizeReport {
+        /// The bundle.
+        #[arg(long)]
+        bundle: PathBuf,
+        /// Architectures (default: the list libcuvs 26.10 ships).
+        #[arg(long, default_value = "sm_75,sm_80,sm_86,sm_90a,sm_100,sm_120,sm_120a")]
+        archs: String,
+        /// Parallel links (0 = one per core).
+        #[arg(long, default_value_t = 0)]
+        jobs: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// IVF-Flat vector search on the GPU.
     Ivf {
         #[command(subcommand)]
@@ -202,6 +237,19 @@ fn main() -> ExitCode {
             command: BenchCommand::Cache(args),
         } => commands::bench::run(&args),
         Command::Ivf { command } => commands::ivf::run(command),
+        Command::Provider { command } => commands::provider::run(command),
+        Command::Check {
+            targets,
+            kinds,
+            max_bytes,
+            files,
+        } => commands::provider::check(&targets, &kinds, max_bytes, &files),
+        Command::SizeReport {
+            bundle,
+            archs,
+            jobs,
+            json,
+        } => commands::provider::size_report(&bundle, &archs, jobs, json),
         Command::Inventory { json, files } => commands::inventory::run(json, &files),
         Command::Demo { out_dir } => commands::demo::run(&out_dir),
     };

@@ -75,7 +75,7 @@ pub struct FragmentRecord {
 }
 
 /// One plan's manifest record: an entry fragment, device fragments, link options.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct PlanRecord {
     /// Unique name within the bundle.
     pub name: String,
@@ -87,6 +87,33 @@ pub struct PlanRecord {
     pub fragments: Vec<String>,
     /// Extra nvJitLink options (after `-arch` and `-lto`).
     pub options: Vec<String>,
+    /// The lowest architecture number the plan runs on (e.g. 80), if it needs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_arch: Option<u32>,
+    /// Whether the plan needs an arch-specific (`a`) target (e.g. for wgmma).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub arch_specific: bool,
+}
+
+impl PlanRecord {
+    /// Why the plan cannot run on `target`, if it cannot.
+    pub fn unsupported_on(&self, target: &Target) -> Option<String> {
+        if let Some(min) = self.min_arch {
+            if target.number() < min {
+                return Some(format!(
+                    "plan {} needs sm_{min} or newer, not {target}",
+                    self.name
+                ));
+            }
+        }
+        if self.arch_specific && target.variant != crate::arch::Variant::Specific {
+            return Some(format!(
+                "plan {} needs an arch-specific (a) target, not {target}",
+                self.name
+            ));
+        }
+        None
+    }
 }
 
 /// The manifest of a bundle.

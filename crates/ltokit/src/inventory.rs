@@ -1,7 +1,7 @@
 //! Inventories of CUDA binaries: every device-code entry a file carries, with its kind,
 //! architecture, codec and sizes — the Rust-native answer to `cuobjdump -lelf -lptx`.
 //!
-//! Accepted inputs: fatbins, bare cubins, LTO-IR and PTX files, and ELF host binaries
+//! Accepted inputs: fatbins, bare cubins, ltokit providers, LTO-IR and PTX files, and ELF host binaries
 //! (objects, executables, shared libraries) with `.nv_fatbin` / `__nv_relfatbin` sections.
 
 use std::collections::BTreeMap;
@@ -85,6 +85,11 @@ pub fn inventory_bytes(label: &str, data: &[u8]) -> Result<FileInventory> {
             entries.extend(fatbin_entries(section.data, &section.section).map_err(with_label)?);
         }
         ("elf", entries)
+    } else if data.starts_with(crate::provider::MAGIC) {
+        (
+            "provider",
+            provider_entries(label, data).map_err(with_label)?,
+        )
     } else if ltoir::is_ltoir(data) {
         ("ltoir", Vec::new())
     } else if crate::link::looks_like_ptx(data) {
@@ -115,6 +120,24 @@ fn fatbin_entries(data: &[u8], container: &str) -> Result<Vec<InventoryEntry>> {
             raw_bytes: e.raw_size,
             target: e.target.to_string(),
             container: container.to_string(),
+        })
+        .collect())
+}
+
+fn provider_entries(label: &str, data: &[u8]) -> Result<Vec<InventoryEntry>> {
+    let p = crate::provider::Provider::from_bytes(Path::new(label), data.to_vec())?;
+    let target = p.target();
+    Ok(p.manifest()
+        .entries
+        .iter()
+        .map(|e| InventoryEntry {
+            kind: EntryKind::Cubin,
+            arch: target.to_string(),
+            codec: Codec::Zstd,
+            stored_bytes: e.stored_bytes,
+            raw_bytes: e.raw_bytes,
+            target: target.to_string(),
+            container: format!("provider:{}", e.plan.as_deref().unwrap_or("?")),
         })
         .collect())
 }

@@ -19,6 +19,7 @@
 //! Nothing but [`launch`] needs a GPU or libcuda.
 
 pub mod arch;
+pub mod audit;
 pub mod bundle;
 pub mod cache;
 pub mod cubin;
@@ -32,6 +33,7 @@ pub mod launch;
 pub mod link;
 pub mod ltoir;
 pub mod plan;
+pub mod provider;
 pub mod toolkit;
 
 pub use arch::{ComputeCapability, Target};

@@ -133,6 +133,9 @@ pub struct Plan {
     pub options: Vec<String>,
     /// Entry first, then device fragments in link order.
     pub inputs: Vec<PlanInput>,
+    /// Why the plan cannot run on its target, when its bundle says so (a minimum
+    /// architecture, or an `a`-only feature): providers skip it.
+    pub unsupported: Option<String>,
 }
 
 impl Plan {
@@ -150,6 +153,15 @@ impl Plan {
             target: target.with_kind(CodeKind::Sass),
             options,
             inputs,
+            unsupported: None,
+        }
+    }
+
+    /// The same plan for another target.
+    pub fn retargeted(&self, target: Target) -> Plan {
+        Plan {
+            target: target.with_kind(CodeKind::Sass),
+            ..self.clone()
         }
     }
 

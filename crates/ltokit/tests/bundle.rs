@@ -33,6 +33,7 @@ fn sample() -> Vec<u8> {
         entry: "entry".into(),
         fragments: vec!["dev".into()],
         options: vec!["-O3".into()],
+        ..Default::default()
     }];
     Bundle::write(
         "t",
@@ -107,6 +108,7 @@ fn inconsistent_manifests_are_refused_when_written() {
             entry: entry.into(),
             fragments: vec![],
             options: vec![],
+            ..Default::default()
         }]
     };
     let err = Bundle::write("t", vec![record("d", Role::Device)], plan("d"), &[&ir])

@@ -68,6 +68,7 @@ fn cache_with(dir: Option<&Path>, linker: Arc<FakeLinker>) -> KernelCache<CubinL
         dir: dir.map(Path::to_path_buf),
         max_bytes: 1 << 30,
         jit: true,
+        ..Default::default()
     };
     KernelCache::with_linker(config, CubinLoader, linker)
 }
@@ -304,6 +305,7 @@ fn eviction_is_least_recently_used_and_bounds_the_size() {
         dir: Some(dir.clone()),
         max_bytes: entry_size * 2 + entry_size / 2,
         jit: true,
+        ..Default::default()
     };
     let bounded = KernelCache::with_linker(
         config,
@@ -350,6 +352,7 @@ fn strict_mode_names_the_missing_plan() {
                 dir: Some(dir.to_path_buf()),
                 max_bytes: 1 << 30,
                 jit: false,
+                ..Default::default()
             },
             CubinLoader,
             Arc::clone(&linker) as Arc<dyn PlanLinker>,
@@ -412,6 +415,7 @@ fn failed_links_are_not_cached_and_reach_every_waiter() {
             dir: None,
             max_bytes: 0,
             jit: true,
+            ..Default::default()
         },
         CubinLoader,
         Arc::clone(&linker) as Arc<dyn PlanLinker>,

@@ -208,7 +208,7 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
             );
             let linker = ltokit::cache::NvJitLinkLinker::new(Some(disk.root().join("linkers")));
             let key = plan.key(ltokit::cache::PlanLinker::version(&linker)?);
-            disk.put(&key, &bytes)?;
+            disk.put(&key, Some(plan.target), &bytes)?;
             println!(
                 "stored {} as plan {} for {target} (key {})",
                 cubin.display(),

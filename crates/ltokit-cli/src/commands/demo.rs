@@ -128,6 +128,7 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
             Level::Link => "linked by nvJitLink",
             Level::L2 => "loaded from the disk cache",
             Level::L1 => "in-process hit",
+            Level::Provider => "from a prebuilt provider",
         };
         println!(
             "  {name:<28} {:>7} bytes  {how} in {:.1} ms",

@@ -42,6 +42,7 @@ pub fn run(
     let info = CubinInfo::parse(&cubin)?;
     let how = match level {
         ltokit::cache::Level::Link => "linked",
+        ltokit::cache::Level::Provider => "served by a prebuilt provider",
         _ => "served from the disk cache",
     };
     println!(

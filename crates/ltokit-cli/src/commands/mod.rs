@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod inventory;
 pub mod ivf;
 pub mod link;
+pub mod provider;
 pub mod warmup;
 
 use std::path::Path;

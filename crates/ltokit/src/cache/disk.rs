@@ -9,8 +9,8 @@
 //! v1/stats                           persisted counters
 //! ```
 //!
-//! An entry is an 88-byte header — magic `LTOKCUBN`, `u32` format version, `u32`
-//! reserved, the 32-byte plan key, `u64` payload length, the payload's 32-byte BLAKE3 —
+//! An entry is an 88-byte header — magic `LTOKCUBN`, `u32` format version, `u32` target
+//! code ([`encode_target`]; 0 when unknown), the 32-byte plan key, `u64` payload length, the payload's 32-byte BLAKE3 —
 //! then the cubin. Entries are published atomically (temporary file in the same
 //! directory, fsync, rename, fsync of the directory) and verified on every read; readers
 //! never lock. The last-used time is the file's mtime, refreshed on every hit, and drives
@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use super::stats::{self, Stats};
+use crate::arch::{CodeKind, Target, Variant};
 use crate::digest::Digest;
 use crate::plan::PlanKey;
 
@@ -214,7 +215,7 @@ impl DiskCache {
 
     /// Publishes `cubin` under `key` atomically, then evicts down to the size bound.
     /// Returns the number of entries evicted.
-    pub fn put(&self, key: &PlanKey, cubin: &[u8]) -> std::io::Result<u64> {
+    pub fn put(&self, key: &PlanKey, target: Option<Target>, cubin: &[u8]) -> std::io::Result<u64> {
         let path = self.entry_path(key);
         let dir = path.parent().unwrap_or(&self.root);
         create_private_dir(dir)?;
@@ -230,7 +231,7 @@ impl DiskCache {
                 .create_new(true)
                 .mode(0o600)
                 .open(&tmp)?;
-            let header = encode_header(key, cubin);
+            let header = encode_header(key, target, cubin);
             file.write_all(&header)?;
             fault_injection_pause();
             file.write_all(cubin)?;
@@ -400,11 +401,51 @@ impl DiskCache {
     }
 }
 
-fn encode_header(key: &PlanKey, cubin: &[u8]) -> Vec<u8> {
+/// Packs a target into the entry header's target field: bit 31 set, variant in bits
+/// 16–17 (0 base, 1 `f`, 2 `a`), architecture number in bits 0–15.
+pub fn encode_target(target: Option<Target>) -> u32 {
+    match target {
+        None => 0,
+        Some(t) => {
+            let variant = match t.variant {
+                Variant::Base => 0,
+                Variant::Family => 1,
+                Variant::Specific => 2,
+            };
+            0x8000_0000 | (variant << 16) | (t.number() & 0xffff)
+        }
+    }
+}
+
+/// Unpacks [`encode_target`].
+pub fn decode_target(code: u32) -> Option<Target> {
+    if code & 0x8000_0000 == 0 {
+        return None;
+    }
+    let variant = match (code >> 16) & 3 {
+        0 => Variant::Base,
+        1 => Variant::Family,
+        2 => Variant::Specific,
+        _ => return None,
+    };
+    Target::from_number(CodeKind::Sass, code & 0xffff, variant).ok()
+}
+
+/// The target recorded in an entry file's header, if any.
+pub fn entry_target(path: &Path) -> Option<Target> {
+    let mut head = [0u8; 16];
+    std::io::Read::read_exact(&mut File::open(path).ok()?, &mut head).ok()?;
+    if &head[..8] != ENTRY_MAGIC {
+        return None;
+    }
+    decode_target(u32::from_le_bytes([head[12], head[13], head[14], head[15]]))
+}
+
+fn encode_header(key: &PlanKey, target: Option<Target>, cubin: &[u8]) -> Vec<u8> {
     let mut h = Vec::with_capacity(HEADER_SIZE);
     h.extend_from_slice(ENTRY_MAGIC);
     h.extend_from_slice(&ENTRY_FORMAT_VERSION.to_le_bytes());
-    h.extend_from_slice(&0u32.to_le_bytes());
+    h.extend_from_slice(&encode_target(target).to_le_bytes());
     h.extend_from_slice(key.0.as_bytes());
     h.extend_from_slice(&(cubin.len() as u64).to_le_bytes());
     h.extend_from_slice(Digest::of(cubin).as_bytes());

@@ -38,6 +38,7 @@ pub use stats::Stats;
 use crate::digest::{Digest, FieldHasher};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanKey};
+use crate::provider::Provider;
 use crate::toolkit::nvjitlink::NvJitLink;
 use crate::toolkit::Version;
 
@@ -56,6 +57,23 @@ pub struct CacheConfig {
     pub max_bytes: u64,
     /// Whether linking is allowed (`LTOKIT_JIT=off` makes this false: strict mode).
     pub jit: bool,
+    /// Where providers are looked for (`LTOKIT_PROVIDER_PATH`, then the default directory).
+    pub providers: Vec<PathBuf>,
+    /// Let a plain `sm_XY` provider serve a device of the same major and a newer minor
+    /// (`LTOKIT_PROVIDER_POLICY=minor`; default exact).
+    pub allow_newer_minor: bool,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            dir: None,
+            max_bytes: DEFAULT_MAX_BYTES,
+            jit: true,
+            providers: Vec::new(),
+            allow_newer_minor: false,
+        }
+    }
 }
 
 impl CacheConfig {
@@ -80,10 +98,21 @@ impl CacheConfig {
             Ok(v) => parse_bytes(&v).ok_or_else(|| Error::InvalidArgument(format!("LTOKIT_CACHE_MAX_BYTES={v:?} is not a size (use bytes, or a number with K, M or G)")))?,
             Err(_) => DEFAULT_MAX_BYTES,
         };
+        let allow_newer_minor = match std::env::var("LTOKIT_PROVIDER_POLICY").as_deref() {
+            Err(_) | Ok("exact") => false,
+            Ok("minor") => true,
+            Ok(other) => {
+                return Err(Error::InvalidArgument(format!(
+                    "LTOKIT_PROVIDER_POLICY={other:?}: use exact or minor"
+                )))
+            }
+        };
         Ok(CacheConfig {
             dir,
             max_bytes,
             jit: !off("LTOKIT_JIT"),
+            providers: crate::provider::search_path(),
+            allow_newer_minor,
         })
     }
 
@@ -91,8 +120,7 @@ impl CacheConfig {
     pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
         CacheConfig {
             dir: Some(dir.into()),
-            max_bytes: DEFAULT_MAX_BYTES,
-            jit: true,
+            ..CacheConfig::default()
         }
     }
 }
@@ -232,6 +260,8 @@ fn parse_version(text: &str) -> Option<Version> {
 pub enum Level {
     /// In-process memory.
     L1,
+    /// A prebuilt provider.
+    Provider,
     /// The disk cache.
     L2,
     /// A fresh link.
@@ -246,6 +276,7 @@ pub struct KernelCache<L: Loader = CubinLoader> {
     linker: Arc<dyn PlanLinker>,
     loader: L,
     counters: stats::Counters,
+    providers: Vec<Arc<Provider>>,
 }
 
 impl KernelCache<CubinLoader> {
@@ -268,6 +299,7 @@ impl<L: Loader> KernelCache<L> {
     /// A cache with a custom linker (tests, other link back-ends).
     pub fn with_linker(config: CacheConfig, loader: L, linker: Arc<dyn PlanLinker>) -> Self {
         let l2 = open_l2(&config);
+        let providers = crate::provider::discover(&config.providers);
         KernelCache {
             config,
             l1: MemoryCache::default(),
@@ -275,7 +307,14 @@ impl<L: Loader> KernelCache<L> {
             linker,
             loader,
             counters: Default::default(),
+            providers,
         }
+    }
+
+    /// The providers found (for every target; each request uses those that serve its
+    /// target's compute capability).
+    pub fn providers(&self) -> &[Arc<Provider>] {
+        &self.providers
     }
 
     /// The settings in force.
@@ -305,8 +344,10 @@ impl<L: Loader> KernelCache<L> {
 
     /// The loaded kernel for `plan`, and where it came from.
     pub fn get_traced(&self, plan: &Plan) -> Result<(L::Item, Level)> {
-        let key = self.key(plan)?;
-        if let Some(item) = self.l1.peek(&key) {
+        // In-process identity of the plan: one process has one linker, so L1 needs no
+        // linker version (and a provider-served process need not load nvJitLink).
+        let l1_key = plan.key(Version::new(0, 0));
+        if let Some(item) = self.l1.peek(&l1_key) {
             self.counters.add(Stats {
                 l1_hits: 1,
                 ..Stats::default()
@@ -314,8 +355,8 @@ impl<L: Loader> KernelCache<L> {
             return Ok((item, Level::L1));
         }
         let mut level = Level::L1;
-        let (item, served) = self.l1.get_or_compute(key, || {
-            let (cubin, from) = self.cubin_for_key(plan, &key)?;
+        let (item, served) = self.l1.get_or_compute(l1_key, || {
+            let (cubin, from) = self.cubin(plan)?;
             level = from;
             self.loader.load(plan, cubin)
         })?;
@@ -333,8 +374,21 @@ impl<L: Loader> KernelCache<L> {
         Ok((item, level))
     }
 
-    /// The cubin for `plan` from L2 or a link, without touching L1 (used by warm-up).
+    /// The cubin for `plan` from a provider, L2 or a link, without touching L1.
     pub fn cubin(&self, plan: &Plan) -> Result<(Arc<[u8]>, Level)> {
+        for provider in crate::provider::for_device(
+            &self.providers,
+            plan.target.cc,
+            self.config.allow_newer_minor,
+        ) {
+            if let Some(cubin) = provider.get(plan) {
+                self.counters.add(Stats {
+                    provider_hits: 1,
+                    ..Stats::default()
+                });
+                return Ok((cubin.into(), Level::Provider));
+            }
+        }
         let key = self.key(plan)?;
         self.cubin_for_key(plan, &key)
     }
@@ -387,10 +441,32 @@ impl<L: Loader> KernelCache<L> {
             });
         }
         if !self.config.jit {
-            let looked_in = match &self.l2 {
+            let mut looked_in = match &self.l2 {
                 Some(l2) => format!("memory, disk cache {}", l2.root().display()),
                 None => "memory (disk cache off)".into(),
             };
+            let serving = crate::provider::for_device(
+                &self.providers,
+                plan.target.cc,
+                self.config.allow_newer_minor,
+            );
+            if serving.is_empty() {
+                looked_in.push_str(&format!(
+                    ", no provider for {} ({} found)",
+                    plan.target,
+                    self.providers.len()
+                ));
+            }
+            for p in &serving {
+                looked_in.push_str(&format!(
+                    ", provider {} ({})",
+                    p.path().display(),
+                    p.target()
+                ));
+                if let Some(why) = p.skipped_reason(plan) {
+                    looked_in.push_str(&format!(", which left it out: {why}"));
+                }
+            }
             return Err(Error::NotCached {
                 plan: plan.describe(),
                 looked_in,
@@ -432,7 +508,7 @@ impl<L: Loader> KernelCache<L> {
             ..Stats::default()
         };
         if let Some(l2) = self.l2.as_ref().filter(|l2| l2.writable()) {
-            match l2.put(key, &cubin) {
+            match l2.put(key, Some(plan.target), &cubin) {
                 Ok(evicted) => {
                     delta.bytes_written = cubin.len() as u64;
                     delta.evictions = evicted;

@@ -30,9 +30,11 @@ pub struct Stats {
     pub evictions: u64,
     /// Corrupt or truncated entries found (and removed).
     pub corrupt: u64,
+    /// Requests served by a prebuilt provider.
+    pub provider_hits: u64,
 }
 
-const FIELDS: usize = 11;
+const FIELDS: usize = 12;
 
 impl Stats {
     fn to_array(self) -> [u64; FIELDS] {
@@ -48,6 +50,7 @@ impl Stats {
             self.bytes_written,
             self.evictions,
             self.corrupt,
+            self.provider_hits,
         ]
     }
 
@@ -64,6 +67,7 @@ impl Stats {
             bytes_written: a[8],
             evictions: a[9],
             corrupt: a[10],
+            provider_hits: a[11],
         }
     }
 }

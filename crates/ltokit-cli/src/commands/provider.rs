@@ -1,0 +1,416 @@
+//! `ltokit provider …`, `ltokit check` and `ltokit size-report`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use ltokit::audit::{self, Policy};
+use ltokit::bundle::Bundle;
+use ltokit::cache::{CacheConfig, NvJitLinkLinker, PlanLinker};
+use ltokit::fatbin::{Codec, EntryKind, FatbinWriter};
+use ltokit::launch::{self, Gpu};
+use ltokit::provider::{self, build, usable_on, Provider};
+use ltokit::Target;
+
+use super::{human_bytes, parse_target, write_file};
+
+/// `ltokit provider` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum ProviderCommand {
+    /// Build a provider: link a bundle's plans for one target, or promote a cache's entries.
+    Build {
+        /// The bundle (not with --from-cache).
+        #[arg(long, conflicts_with = "from_cache")]
+        bundle: Option<PathBuf>,
+        /// Promote the disk cache's entries for the target instead.
+        #[arg(long)]
+        from_cache: bool,
+        /// Cache directory for --from-cache (default: the configured one).
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+        /// The exact target: sm_90, sm_90a, sm_100f, … or native.
+        #[arg(long)]
+        target: String,
+        /// `all`, or a file with one plan name per line.
+        #[arg(long, default_value = "all")]
+        plans: String,
+        /// Parallel links (0 = one per core).
+        #[arg(long, default_value_t = 0)]
+        jobs: usize,
+        /// Where to write the provider.
+        #[arg(short = 'o')]
+        output: PathBuf,
+    },
+    /// Print a provider's manifest summary.
+    Inspect {
+        /// The provider.
+        provider: PathBuf,
+        /// Print the manifest as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every digest, and that it carries only cubins for its own target.
+    Verify {
+        /// The provider.
+        provider: PathBuf,
+    },
+    /// Copy providers into the default directory.
+    Install {
+        /// Keep every provider given.
+        #[arg(long, conflicts_with = "minimal")]
+        all: bool,
+        /// Keep only those the local GPUs (or the --target values) can use.
+        #[arg(long)]
+        minimal: bool,
+        /// Targets to install for with --minimal (instead of the local GPUs).
+        #[arg(long)]
+        target: Vec<String>,
+        /// Provider files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// List the providers found and which local GPU each serves.
+    List,
+}
+
+/// Runs a provider subcommand.
+pub fn run(command: ProviderCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ProviderCommand::Build {
+            bundle,
+            from_cache,
+            cache_dir,
+            target,
+            plans,
+            jobs,
+            output,
+        } => {
+            let target = parse_target(&target)?;
+            let (bytes, summary) = if from_cache {
+                let config = CacheConfig::from_env()?;
+                let dir = cache_dir
+                    .or(config.dir)
+                    .context("the disk cache is off; pass --cache-dir")?;
+                let disk = ltokit::cache::open_for_maintenance(&dir, config.max_bytes)?;
+                let linker = NvJitLinkLinker::new(Some(disk.root().join("linkers"))).version()?;
+                build::from_cache(&disk, target, linker, "promoted-cache")?
+            } else {
+                let bundle = Bundle::open(&bundle.context("pass --bundle B (or --from-cache)")?)?;
+                let names: Option<Vec<String>> = if plans == "all" {
+                    None
+                } else {
+                    let text = std::fs::read_to_string(&plans)
+                        .with_context(|| format!("reading the plan list {plans}"))?;
+                    Some(
+                        text.lines()
+                            .map(str::trim)
+                            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                            .map(String::from)
+                            .collect(),
+                    )
+                };
+                let total = names
+                    .as_ref()
+                    .map_or(bundle.manifest().plans.len(), Vec::len);
+                let bar = ProgressBar::new(total as u64);
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                let out = build::from_bundle(&bundle, target, names.as_deref(), jobs, &|name| {
+                    bar.inc(1);
+                    bar.set_message(name.to_string());
+                })?;
+                bar.finish_and_clear();
+                out
+            };
+            write_file(&output, &bytes)?;
+            println!(
+                "{}: {} cubins for {target}, {}",
+                output.display(),
+                summary.entries,
+                human_bytes(summary.bytes)
+            );
+            for s in &summary.skipped {
+                println!("  skipped {}: {}", s.plan, s.why);
+            }
+        }
+        ProviderCommand::Inspect { provider, json } => {
+            let p = Provider::open(&provider)?;
+            let m = p.manifest();
+            if json {
+                println!("{}", serde_json::to_string_pretty(m)?);
+            } else {
+                let raw: u64 = m.entries.iter().map(|e| e.raw_bytes).sum();
+                let stored: u64 = m.entries.iter().map(|e| e.stored_bytes).sum();
+                println!("provider {} for {}: {} cubins ({} raw, {} stored), nvJitLink {}, {} plans skipped", m.name, m.target, m.entries.len(), human_bytes(raw), human_bytes(stored), m.linker, m.skipped.len());
+            }
+        }
+        ProviderCommand::Verify { provider } => {
+            let p = Provider::open(&provider)?;
+            p.verify()?;
+            let policy = Policy {
+                targets: vec![p.target()],
+                kinds: vec![EntryKind::Cubin],
+                max_bytes: None,
+            };
+            let findings = audit::check_file(&provider, &policy)?;
+            if !findings.is_empty() {
+                print_findings(&findings);
+                return Ok(ExitCode::FAILURE);
+            }
+            println!(
+                "{}: {} entries, digests good, only {} cubins",
+                provider.display(),
+                p.manifest().entries.len(),
+                p.target()
+            );
+        }
+        ProviderCommand::Install {
+            all,
+            minimal,
+            target,
+            files,
+        } => return install(all, minimal, &target, &files),
+        ProviderCommand::List => {
+            let gpus = local_gpus();
+            let found = provider::discover(&provider::search_path());
+            if found.is_empty() {
+                println!(
+                    "no providers found (searched LTOKIT_PROVIDER_PATH and {})",
+                    provider::default_dir().display()
+                );
+            }
+            for p in &found {
+                let serves: Vec<String> = gpus
+                    .iter()
+                    .filter(|(_, cc)| usable_on(&p.target(), *cc, false))
+                    .map(|(name, cc)| format!("{name} ({cc})"))
+                    .collect();
+                println!(
+                    "{}  {}  {} cubins  serves: {}",
+                    p.path().display(),
+                    p.target(),
+                    p.manifest().entries.len(),
+                    if serves.is_empty() {
+                        "no local GPU".to_string()
+                    } else {
+                        serves.join(", ")
+                    }
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn local_gpus() -> Vec<(String, ltokit::ComputeCapability)> {
+    if !launch::driver_available() {
+        return Vec::new();
+    }
+    let n = Gpu::count().unwrap_or(0);
+    (0..n)
+        .filter_map(|i| Gpu::open(i).ok())
+        .map(|g| (g.name().to_string(), g.compute_capability()))
+        .collect()
+}
+
+fn install(
+    all: bool,
+    minimal: bool,
+    targets: &[String],
+    files: &[PathBuf],
+) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(all || minimal, "say --all (keep every provider given) or --minimal (only those this machine's GPUs or the --target values can use)");
+    let wanted: Vec<ltokit::ComputeCapability> = if targets.is_empty() {
+        local_gpus().into_iter().map(|(_, cc)| cc).collect()
+    } else {
+        targets
+            .iter()
+            .map(|t| parse_target(t).map(|t| t.cc))
+            .collect::<anyhow::Result<_>>()?
+    };
+    if minimal && wanted.is_empty() {
+        println!("--minimal with no GPU here and no --target: nothing is installed (there is no implicit fallback target)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dir = provider::default_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    for f in files {
+        let p = Provider::open(f)?;
+        p.verify()?;
+        if minimal && !wanted.iter().any(|cc| usable_on(&p.target(), *cc, false)) {
+            println!(
+                "skipped {} ({}): no wanted GPU can use it",
+                f.display(),
+                p.target()
+            );
+            continue;
+        }
+        let name = f.file_name().context("provider path has no file name")?;
+        let dest = dir.join(name);
+        std::fs::copy(f, &dest).with_context(|| format!("copying to {}", dest.display()))?;
+        println!(
+            "installed {} ({}) → {}",
+            f.display(),
+            p.target(),
+            dest.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_findings(findings: &[audit::Finding]) {
+    println!("{:<40} {:>6}  {:<16} why", "file", "entry", "what");
+    for f in findings {
+        println!(
+            "{:<40} {:>6}  {:<16} {}",
+            f.file,
+            f.entry.map_or("-".to_string(), |e| e.to_string()),
+            f.what,
+            f.why
+        );
+    }
+}
+
+/// `ltokit check`: the binary audit.
+pub fn check(
+    targets: &str,
+    kinds: &str,
+    max_bytes: Option<String>,
+    files: &[PathBuf],
+) -> anyhow::Result<ExitCode> {
+    let targets = targets
+        .split(',')
+        .map(|t| t.trim().parse::<Target>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let kinds = kinds
+        .split(',')
+        .map(|k| match k.trim() {
+            "cubin" => Ok(EntryKind::Cubin),
+            "ptx" => Ok(EntryKind::Ptx),
+            "ltoir" => Ok(EntryKind::LtoIr),
+            other => Err(anyhow::anyhow!(
+                "unknown kind {other:?}; use cubin, ptx or ltoir"
+            )),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let max_bytes = max_bytes
+        .map(|m| {
+            ltokit::cache::parse_bytes(&m)
+                .ok_or_else(|| anyhow::anyhow!("--max-bytes {m:?} is not a size"))
+        })
+        .transpose()?;
+    let policy = Policy {
+        targets,
+        kinds,
+        max_bytes,
+    };
+    let mut all = Vec::new();
+    for f in files {
+        let findings = audit::check_file(f, &policy)?;
+        println!(
+            "{}: {}",
+            f.display(),
+            if findings.is_empty() {
+                "ok".to_string()
+            } else {
+                format!("{} findings", findings.len())
+            }
+        );
+        all.extend(findings);
+    }
+    if all.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_findings(&all);
+    Ok(ExitCode::FAILURE)
+}
+
+#[derive(serde::Serialize)]
+struct ArchSize {
+    target: String,
+    cubins: usize,
+    cubin_bytes: u64,
+    provider_bytes: u64,
+}
+
+/// `ltokit size-report`: the bundle, the same plans linked ahead of time for a list of
+/// architectures (one fatbin, raw and zstd), and one provider per architecture.
+pub fn size_report(
+    bundle_path: &Path,
+    archs: &str,
+    jobs: usize,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let bundle = Bundle::open(bundle_path)?;
+    let m = bundle.manifest();
+    let ir_raw: u64 = m.fragments.iter().map(|f| f.raw_bytes).sum();
+    let bundle_file = std::fs::metadata(bundle_path)?.len();
+    let targets = archs
+        .split(',')
+        .map(|t| t.trim().parse::<Target>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut raw_fatbin = FatbinWriter::new();
+    let mut zstd_fatbin = FatbinWriter::new();
+    let mut per_arch = Vec::new();
+    for target in &targets {
+        let started = std::time::Instant::now();
+        let linked = build::link_all(&bundle, *target, None, jobs, &|_| {})?;
+        let cubin_bytes: u64 = linked.entries.iter().map(|(_, c)| c.len() as u64).sum();
+        for (_, cubin) in &linked.entries {
+            raw_fatbin.add(EntryKind::Cubin, *target, cubin, Codec::None)?;
+            zstd_fatbin.add(EntryKind::Cubin, *target, cubin, Codec::Zstd)?;
+        }
+        let n = linked.entries.len();
+        let (provider_bytes, _) = build::from_linked(&bundle, *target, linked)?;
+        eprintln!(
+            "{target}: {n} cubins linked in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        per_arch.push(ArchSize {
+            target: target.to_string(),
+            cubins: n,
+            cubin_bytes,
+            provider_bytes: provider_bytes.len() as u64,
+        });
+    }
+    let fat_raw = raw_fatbin.finish().len() as u64;
+    let fat_zstd = zstd_fatbin.finish().len() as u64;
+    if json {
+        let v = serde_json::json!({
+            "bundle": bundle_path.display().to_string(), "fragments": m.fragments.len(), "plans": m.plans.len(),
+            "ltoir_raw_bytes": ir_raw, "bundle_file_bytes": bundle_file,
+            "aot_fatbin_raw_bytes": fat_raw, "aot_fatbin_zstd_bytes": fat_zstd, "per_arch": per_arch,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "bundle {}: {} fragments, {} plans: LTO-IR {} raw, {} file (zstd)",
+            m.name,
+            m.fragments.len(),
+            m.plans.len(),
+            human_bytes(ir_raw),
+            human_bytes(bundle_file)
+        );
+        println!(
+            "ahead of time for {}: one fatbin {} raw, {} zstd",
+            archs,
+            human_bytes(fat_raw),
+            human_bytes(fat_zstd)
+        );
+        for a in &per_arch {
+            println!(
+                "  {:<8} {:>5} cubins {:>10} raw   provider {:>10}",
+                a.target,
+                a.cubins,
+                human_bytes(a.cubin_bytes),
+                human_bytes(a.provider_bytes)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

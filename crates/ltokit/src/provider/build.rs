@@ -1,0 +1,240 @@
+//! Building providers: from a bundle (link every plan, or a list, for one target), or by
+//! promoting what a disk cache holds for that target (what a fleet really used).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::{Provider, ProviderEntry, ProviderManifest, SkippedPlan};
+use crate::arch::Target;
+use crate::bundle::Bundle;
+use crate::cache::disk::{self, DiskCache, Lookup};
+use crate::digest::Digest;
+use crate::error::{Error, Result};
+use crate::plan::{PlanKey, CACHE_FORMAT_VERSION};
+use crate::toolkit::nvjitlink::NvJitLink;
+use crate::toolkit::Version;
+
+/// What a build put in and left out.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct BuildSummary {
+    /// Entries written.
+    pub entries: usize,
+    /// Plans the target cannot run.
+    pub skipped: Vec<SkippedPlan>,
+    /// Size of the provider file.
+    pub bytes: u64,
+}
+
+/// The result of linking a bundle's plans for one target.
+pub struct Linked {
+    /// Entries with their cubins.
+    pub entries: Vec<(ProviderEntry, Vec<u8>)>,
+    /// Plans the target cannot run.
+    pub skipped: Vec<SkippedPlan>,
+    /// The nvJitLink version that linked them.
+    pub linker: Version,
+}
+
+/// Links `plans` (all when `None`) of `bundle` for `target`, `jobs` at a time (0 = one
+/// per core), calling `progress` after each plan; plans the target cannot run are skipped.
+pub fn link_all(
+    bundle: &Arc<Bundle>,
+    target: Target,
+    plans: Option<&[String]>,
+    jobs: usize,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Linked> {
+    let records: Vec<_> = match plans {
+        None => bundle.manifest().plans.iter().collect(),
+        Some(names) => names
+            .iter()
+            .map(|n| {
+                bundle
+                    .manifest()
+                    .plans
+                    .iter()
+                    .find(|p| &p.name == n)
+                    .ok_or_else(|| {
+                        Error::InvalidArgument(format!(
+                            "bundle {} has no plan {n:?}",
+                            bundle.label()
+                        ))
+                    })
+            })
+            .collect::<Result<_>>()?,
+    };
+    let linker = NvJitLink::get()?.version();
+    let mut skipped = Vec::new();
+    let mut todo = Vec::new();
+    for r in records {
+        match r.unsupported_on(&target) {
+            Some(why) => skipped.push(SkippedPlan {
+                plan: r.name.clone(),
+                why,
+            }),
+            None => todo.push(bundle.plan(&r.name, target)?),
+        }
+    }
+    let results: Mutex<Vec<Option<(ProviderEntry, Vec<u8>)>>> = Mutex::new(vec![None; todo.len()]);
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
+    let next = AtomicUsize::new(0);
+    let threads = if jobs == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        jobs
+    };
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(todo.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(plan) = todo.get(i) else { break };
+                match plan.link() {
+                    Ok(out) => {
+                        let entry = ProviderEntry {
+                            key: plan.key(linker).0,
+                            plan: Some(plan.name.clone()),
+                            kernel: Some(plan.kernel.clone()),
+                            digest: Digest::of(&out.cubin),
+                            offset: 0,
+                            stored_bytes: 0,
+                            raw_bytes: 0,
+                        };
+                        results.lock().unwrap_or_else(|p| p.into_inner())[i] =
+                            Some((entry, out.cubin));
+                    }
+                    Err(e) => {
+                        failure
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .get_or_insert(Error::InvalidArgument(format!(
+                                "linking plan {} for {target}: {e}",
+                                plan.name
+                            )));
+                        break;
+                    }
+                }
+                progress(&plan.name);
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    let entries = results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .flatten()
+        .collect();
+    Ok(Linked {
+        entries,
+        skipped,
+        linker,
+    })
+}
+
+/// Builds a provider of `plans` (all when `None`) of `bundle` for `target`.
+pub fn from_bundle(
+    bundle: &Arc<Bundle>,
+    target: Target,
+    plans: Option<&[String]>,
+    jobs: usize,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<(Vec<u8>, BuildSummary)> {
+    let linked = link_all(bundle, target, plans, jobs, progress)?;
+    from_linked(bundle, target, linked)
+}
+
+/// Writes a provider from linked plans.
+pub fn from_linked(
+    bundle: &Bundle,
+    target: Target,
+    linked: Linked,
+) -> Result<(Vec<u8>, BuildSummary)> {
+    let (entries, cubins): (Vec<ProviderEntry>, Vec<Vec<u8>>) = linked.entries.into_iter().unzip();
+    let producer = bundle.manifest().fragments.iter().map(|f| f.producer).max();
+    write(
+        bundle.manifest().name.clone(),
+        target,
+        linked.linker,
+        producer,
+        entries,
+        &cubins,
+        linked.skipped,
+    )
+}
+
+/// Promotes the disk cache's entries for `target` (linked by nvJitLink `linker`).
+pub fn from_cache(
+    cache: &DiskCache,
+    target: Target,
+    linker: Version,
+    name: &str,
+) -> Result<(Vec<u8>, BuildSummary)> {
+    let mut entries = Vec::new();
+    let mut cubins = Vec::new();
+    for e in cache.entries() {
+        if disk::entry_target(&e.path) != Some(target) {
+            continue;
+        }
+        let Ok(key) = e.key.parse::<Digest>() else {
+            continue;
+        };
+        if let Lookup::Hit(cubin) = cache.get(&PlanKey(key)) {
+            entries.push(ProviderEntry {
+                key,
+                plan: None,
+                kernel: None,
+                digest: Digest::of(&cubin),
+                offset: 0,
+                stored_bytes: 0,
+                raw_bytes: 0,
+            });
+            cubins.push(cubin);
+        }
+    }
+    if entries.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "the cache at {} holds no entry for {target}",
+            cache.root().display()
+        )));
+    }
+    write(
+        name.to_string(),
+        target,
+        linker,
+        None,
+        entries,
+        &cubins,
+        Vec::new(),
+    )
+}
+
+fn write(
+    name: String,
+    target: Target,
+    linker: Version,
+    producer: Option<Version>,
+    entries: Vec<ProviderEntry>,
+    cubins: &[Vec<u8>],
+    skipped: Vec<SkippedPlan>,
+) -> Result<(Vec<u8>, BuildSummary)> {
+    let n = entries.len();
+    let manifest = ProviderManifest {
+        name,
+        target: target.to_string(),
+        linker,
+        producer,
+        cache_format: CACHE_FORMAT_VERSION,
+        entries,
+        skipped: skipped.clone(),
+    };
+    let refs: Vec<&[u8]> = cubins.iter().map(Vec::as_slice).collect();
+    let bytes = Provider::write(manifest, &refs)?;
+    let summary = BuildSummary {
+        entries: n,
+        skipped,
+        bytes: bytes.len() as u64,
+    };
+    Ok((bytes, summary))
+}
