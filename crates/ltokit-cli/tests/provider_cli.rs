@@ -142,7 +142,13 @@ fn provider_serves_strict_mode_without_nvjitlink_and_skips_what_the_target_canno
     assert!(text(&o).contains("needs sm_100 or newer"), "{}", text(&o));
     // Matching by the device's compute capability: an sm_90 provider serves 9.0 (also a
     // request made for sm_90a), never 8.x or another major.
-    let o = run(&["bench", "cache", "--bundle", &bundle, "--plan", "plain", "--arch", "sm_90a", "--iters", "1", "--json"], &strict);
+    let o = run(
+        &[
+            "bench", "cache", "--bundle", &bundle, "--plan", "plain", "--arch", "sm_90a",
+            "--iters", "1", "--json",
+        ],
+        &strict,
+    );
     assert!(o.status.success(), "{}", text(&o));
     for arch in ["sm_80", "sm_100"] {
         let o = run(

@@ -25,10 +25,13 @@ pub struct BuildSummary {
     pub bytes: u64,
 }
 
+/// A provider entry and its cubin.
+pub type EntryWithCubin = (ProviderEntry, Vec<u8>);
+
 /// The result of linking a bundle's plans for one target.
 pub struct Linked {
     /// Entries with their cubins.
-    pub entries: Vec<(ProviderEntry, Vec<u8>)>,
+    pub entries: Vec<EntryWithCubin>,
     /// Plans the target cannot run.
     pub skipped: Vec<SkippedPlan>,
     /// The nvJitLink version that linked them.
@@ -75,7 +78,7 @@ pub fn link_all(
             None => todo.push(bundle.plan(&r.name, target)?),
         }
     }
-    let results: Mutex<Vec<Option<(ProviderEntry, Vec<u8>)>>> = Mutex::new(vec![None; todo.len()]);
+    let results: Mutex<Vec<Option<EntryWithCubin>>> = Mutex::new(vec![None; todo.len()]);
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let next = AtomicUsize::new(0);
     let threads = if jobs == 0 {
