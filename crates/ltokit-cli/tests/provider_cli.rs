@@ -1,6 +1,6 @@
 //! Providers, the audit and plan requirements through the `ltokit` command (no GPU).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -32,7 +32,7 @@ fn repo() -> PathBuf {
 }
 
 /// A copy of the demo bundle spec with two extra plans that declare requirements.
-fn bundle_with_requirements(dir: &PathBuf) -> String {
+fn bundle_with_requirements(dir: &Path) -> String {
     let src = repo().join("crates/ltokit/kernels/demo");
     for f in ["entry.cu", "transform.cu", "combine.cu"] {
         std::fs::copy(src.join(f), dir.join(f)).unwrap();
