@@ -44,8 +44,7 @@ mod spec;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ltokit::bundle::{Bundle, FragmentRecord};
@@ -119,48 +118,15 @@ pub fn build_bundle(spec_path: &Path, output: &Path, jobs: usize) -> Result<Buil
     }
     let previous = previous_fragments(output);
 
-    let results: Mutex<Vec<Option<Compiled>>> = Mutex::new(vec![None; jobs_list.len()]);
-    let first_error: Mutex<Option<Error>> = Mutex::new(None);
-    let next = AtomicUsize::new(0);
-    let threads = if jobs == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        jobs
-    };
-    std::thread::scope(|scope| {
-        for _ in 0..threads.min(jobs_list.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((f, source, key)) = jobs_list.get(i) else {
-                    break;
-                };
-                let outcome = match previous.get(key) {
-                    Some((record, bytes)) => Ok((record.clone(), Arc::clone(bytes), true)),
-                    None => compile_one(f, source, *key, target, &include_dirs)
-                        .map(|(r, b)| (r, b, false)),
-                };
-                match outcome {
-                    Ok(done) => results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(done),
-                    Err(e) => {
-                        first_error
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get_or_insert(e);
-                        break;
-                    }
+    let results: Vec<Compiled> =
+        ltokit::parallel::try_map(&jobs_list, jobs, |(f, source, key)| {
+            match previous.get(key) {
+                Some((record, bytes)) => Ok((record.clone(), Arc::clone(bytes), true)),
+                None => {
+                    compile_one(f, source, *key, target, &include_dirs).map(|(r, b)| (r, b, false))
                 }
-            });
-        }
-    });
-    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
-    let results: Vec<_> = results
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect();
+            }
+        })?;
     let reused = results.iter().filter(|r| r.2).count();
     let (mut records, payloads): (Vec<FragmentRecord>, Vec<Arc<[u8]>>) =
         results.into_iter().map(|(r, b, _)| (r, b)).unzip();

@@ -32,6 +32,7 @@ pub mod inventory;
 pub mod launch;
 pub mod link;
 pub mod ltoir;
+pub mod parallel;
 pub mod plan;
 pub mod provider;
 pub mod toolkit;

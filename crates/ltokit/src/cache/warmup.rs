@@ -1,7 +1,5 @@
 //! Warm-up: link many plans in parallel into the disk cache.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::{KernelCache, Level, Loader};
@@ -37,40 +35,26 @@ pub fn warmup<L: Loader>(
     jobs: usize,
     progress: &(dyn Fn(&WarmupEvent) + Sync),
 ) -> WarmupReport {
-    let jobs = if jobs == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        jobs
-    };
-    let next = AtomicUsize::new(0);
-    let report = Mutex::new(WarmupReport::default());
     let started = Instant::now();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(plans.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(plan) = plans.get(i) else { break };
-                let outcome = cache
-                    .cubin(plan)
-                    .map(|(_, level)| level)
-                    .map_err(|e| e.to_string());
-                let event = WarmupEvent {
-                    plan: plan.name.clone(),
-                    outcome,
-                };
-                {
-                    let mut r = report.lock().unwrap_or_else(|p| p.into_inner());
-                    match &event.outcome {
-                        Ok(Level::Link) => r.linked += 1,
-                        Ok(_) => r.cached += 1,
-                        Err(e) => r.failed.push((plan.name.clone(), e.clone())),
-                    }
-                }
-                progress(&event);
-            });
-        }
+    let outcomes = crate::parallel::map(plans, jobs, |plan| {
+        let event = WarmupEvent {
+            plan: plan.name.clone(),
+            outcome: cache
+                .cubin(plan)
+                .map(|(_, level)| level)
+                .map_err(|e| e.to_string()),
+        };
+        progress(&event);
+        event
     });
-    let mut report = report.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut report = WarmupReport::default();
+    for event in outcomes {
+        match event.outcome {
+            Ok(Level::Link) => report.linked += 1,
+            Ok(_) => report.cached += 1,
+            Err(e) => report.failed.push((event.plan, e)),
+        }
+    }
     report.elapsed = started.elapsed();
     report
 }

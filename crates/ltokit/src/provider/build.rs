@@ -1,8 +1,7 @@
 //! Building providers: from a bundle (link every plan, or a list, for one target), or by
 //! promoting what a disk cache holds for that target (what a fleet really used).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::{Provider, ProviderEntry, ProviderManifest, SkippedPlan};
 use crate::arch::Target;
@@ -78,57 +77,22 @@ pub fn link_all(
             None => todo.push(bundle.plan(&r.name, target)?),
         }
     }
-    let results: Mutex<Vec<Option<EntryWithCubin>>> = Mutex::new(vec![None; todo.len()]);
-    let failure: Mutex<Option<Error>> = Mutex::new(None);
-    let next = AtomicUsize::new(0);
-    let threads = if jobs == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        jobs
-    };
-    std::thread::scope(|s| {
-        for _ in 0..threads.min(todo.len().max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(plan) = todo.get(i) else { break };
-                match plan.link() {
-                    Ok(out) => {
-                        let entry = ProviderEntry {
-                            key: plan.key(linker).0,
-                            plan: Some(plan.name.clone()),
-                            kernel: Some(plan.kernel.clone()),
-                            digest: Digest::of(&out.cubin),
-                            offset: 0,
-                            stored_bytes: 0,
-                            raw_bytes: 0,
-                        };
-                        results.lock().unwrap_or_else(|p| p.into_inner())[i] =
-                            Some((entry, out.cubin));
-                    }
-                    Err(e) => {
-                        failure
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get_or_insert(Error::InvalidArgument(format!(
-                                "linking plan {} for {target}: {e}",
-                                plan.name
-                            )));
-                        break;
-                    }
-                }
-                progress(&plan.name);
-            });
-        }
-    });
-    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
-    let entries = results
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect();
+    let entries = crate::parallel::try_map(&todo, jobs, |plan| {
+        let out = plan.link().map_err(|e| {
+            Error::InvalidArgument(format!("linking plan {} for {target}: {e}", plan.name))
+        })?;
+        progress(&plan.name);
+        let entry = ProviderEntry {
+            key: plan.key(linker).0,
+            plan: Some(plan.name.clone()),
+            kernel: Some(plan.kernel.clone()),
+            digest: Digest::of(&out.cubin),
+            offset: 0,
+            stored_bytes: 0,
+            raw_bytes: 0,
+        };
+        Ok((entry, out.cubin))
+    })?;
     Ok(Linked {
         entries,
         skipped,
