@@ -191,6 +191,7 @@ enum BenchCommand {
 }
 
 fn main() -> ExitCode {
+    quiet_on_broken_pipe();
     init_logging();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -260,6 +261,25 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `ltokit … | head` closes stdout early; `println!` then panics with a broken-pipe
+/// error. Like other Unix tools, end quietly instead (status 141 = 128 + SIGPIPE); any
+/// other panic keeps the default report.
+fn quiet_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }
 
 /// Logs go to stderr, filtered by `LTOKIT_LOG` (e.g. `LTOKIT_LOG=ltokit=debug`).

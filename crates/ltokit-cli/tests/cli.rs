@@ -209,3 +209,31 @@ fn demo_runs_without_a_gpu() {
     let text = stdout(&run());
     assert!(text.contains("0 linked, 4 from the disk cache"), "{text}");
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    let lib = repo().join("tests/fixtures/libsmall.so");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ltokit"))
+        .args([
+            "inventory",
+            lib.to_str().unwrap(),
+            lib.to_str().unwrap(),
+            lib.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away at once, like `| head -0`
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(status.success() || status.code() == Some(141), "{status:?}");
+}
