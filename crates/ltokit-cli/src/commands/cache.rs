@@ -83,6 +83,14 @@ struct StatsReport {
     entries: usize,
     bytes: u64,
     max_bytes: u64,
+    /// Links performed by every process that used this cache.
+    links: u64,
+    /// Disk-cache hits.
+    hits: u64,
+    /// Corrupt entries found.
+    corrupt: u64,
+    /// Entries evicted.
+    evictions: u64,
     counters: cache::Stats,
 }
 
@@ -103,12 +111,17 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
     match command {
         CacheCommand::Stats { json } => {
             let entries = disk.entries();
+            let counters = disk.persisted_stats();
             let report = StatsReport {
                 dir: disk.root().to_path_buf(),
                 entries: entries.len(),
                 bytes: entries.iter().map(|e| e.bytes).sum(),
                 max_bytes: disk.max_bytes(),
-                counters: disk.persisted_stats(),
+                links: counters.links,
+                hits: counters.l2_hits,
+                corrupt: counters.corrupt,
+                evictions: counters.evictions,
+                counters,
             };
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
