@@ -1,7 +1,7 @@
 //! Bundles: one versioned, checksummed file of named LTO-IR fragments and the plans
 //! that combine them.
 //!
-//! Layout (little-endian):
+//! Layout (little-endian; the envelope is [`crate::container`]):
 //!
 //! | offset | field |
 //! |---|---|
@@ -23,6 +23,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use crate::arch::Target;
+use crate::container;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanInput};
@@ -32,7 +33,6 @@ use crate::toolkit::Version;
 pub const MAGIC: &[u8; 8] = b"LTOKBNDL";
 /// The bundle format version this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
-const HEADER_SIZE: usize = 64;
 /// Largest fragment ltokit will decompress (256 MiB).
 const MAX_FRAGMENT_BYTES: u64 = 256 << 20;
 
@@ -165,47 +165,9 @@ impl Bundle {
     /// Opens a bundle held in memory; `label` names it in errors.
     pub fn from_bytes(label: &str, data: impl Into<Arc<[u8]>>) -> Result<Arc<Bundle>> {
         let data: Arc<[u8]> = data.into();
-        if data.len() < HEADER_SIZE || &data[..8] != MAGIC {
-            return Err(malformed(
-                label,
-                "the magic LTOKBNDL is missing (not a bundle, or truncated)",
-            ));
-        }
-        let u32_at = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or([0; 4]));
-        let u64_at = |at: usize| u64::from_le_bytes(data[at..at + 8].try_into().unwrap_or([0; 8]));
-        let version = u32_at(8);
-        if version != FORMAT_VERSION {
-            return Err(malformed(
-                label,
-                format!("format version {version}, this ltokit reads version {FORMAT_VERSION}"),
-            ));
-        }
-        let manifest_len = usize::try_from(u64_at(16))
-            .map_err(|_| malformed(label, "manifest length overflows"))?;
-        let payload_len = usize::try_from(u64_at(56))
-            .map_err(|_| malformed(label, "payload length overflows"))?;
-        let expected = HEADER_SIZE
-            .checked_add(manifest_len)
-            .and_then(|n| n.checked_add(payload_len));
-        if expected != Some(data.len()) {
-            return Err(malformed(
-                label,
-                format!(
-                    "the header announces {} bytes, the file has {} (truncated or padded)",
-                    expected.map_or("too many".into(), |n| n.to_string()),
-                    data.len()
-                ),
-            ));
-        }
-        let manifest_bytes = &data[HEADER_SIZE..HEADER_SIZE + manifest_len];
-        let mut digest = [0u8; 32];
-        digest.copy_from_slice(&data[24..56]);
-        if Digest::of(manifest_bytes) != Digest(digest) {
-            return Err(malformed(
-                label,
-                "the manifest digest does not match (the file is corrupt)",
-            ));
-        }
+        let layout = container::open(&data, MAGIC, FORMAT_VERSION, "bundle")
+            .map_err(|why| malformed(label, why))?;
+        let (manifest_bytes, payload_len) = (layout.manifest(&data), layout.payload_len);
         let manifest: Manifest = serde_json::from_slice(manifest_bytes)
             .map_err(|e| malformed(label, format!("manifest: {e}")))?;
         validate(label, &manifest, payload_len as u64)?;
@@ -215,7 +177,7 @@ impl Bundle {
         Ok(Arc::new(Bundle {
             manifest,
             data,
-            payload_start: HEADER_SIZE + manifest_len,
+            payload_start: layout.payload_start,
             decoded,
             label: label.to_string(),
         }))
@@ -342,15 +304,7 @@ impl Bundle {
         validate(name, &manifest, area.len() as u64)?;
         let json = serde_json::to_vec_pretty(&manifest)
             .map_err(|e| Error::InvalidArgument(format!("manifest: {e}")))?;
-        let mut out = Vec::with_capacity(HEADER_SIZE + json.len() + area.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&(json.len() as u64).to_le_bytes());
-        out.extend_from_slice(Digest::of(&json).as_bytes());
-        out.extend_from_slice(&(area.len() as u64).to_le_bytes());
-        out.extend_from_slice(&json);
-        out.extend_from_slice(&area);
+        let out = container::write(MAGIC, FORMAT_VERSION, &json, &area);
         Ok(out)
     }
 }

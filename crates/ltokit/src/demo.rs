@@ -97,7 +97,7 @@ pub struct GpuCheck {
 pub const TOLERANCE: f32 = 1e-5;
 
 /// Loads `cubin` on `gpu`, runs the kernel on `len` fresh random inputs from `seed`, and
-/// compares with [`reference`].
+/// compares with [`reference()`].
 pub fn check_on_gpu(
     gpu: &crate::launch::Gpu,
     cubin: &[u8],

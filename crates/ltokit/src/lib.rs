@@ -22,6 +22,7 @@ pub mod arch;
 pub mod audit;
 pub mod bundle;
 pub mod cache;
+pub mod container;
 pub mod cubin;
 pub mod demo;
 pub mod digest;

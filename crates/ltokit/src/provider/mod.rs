@@ -1,7 +1,7 @@
 //! Providers: prebuilt cubins for one exact target and a set of plans, so that a
 //! deployment needs no linking at run time.
 //!
-//! File layout (little-endian): magic `LTOKPROV`, `u32` format version, `u32` reserved,
+//! File layout (little-endian; the envelope is [`crate::container`]): magic `LTOKPROV`, `u32` format version, `u32` reserved,
 //! `u64` manifest length, 32-byte BLAKE3 of the manifest, `u64` payload length, the JSON
 //! [`ProviderManifest`], then one zstd frame per entry. Any entry can be read without
 //! decompressing the others; each is checked against its digest when read.
@@ -31,7 +31,6 @@ use crate::toolkit::Version;
 pub const MAGIC: &[u8; 8] = b"LTOKPROV";
 /// Provider format version.
 pub const FORMAT_VERSION: u32 = 1;
-const HEADER_SIZE: usize = 64;
 /// Largest entry ltokit decompresses (256 MiB).
 const MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// File extension of providers.
@@ -143,41 +142,9 @@ impl Provider {
     /// Opens provider bytes; `path` names them.
     pub fn from_bytes(path: &Path, data: Vec<u8>) -> Result<Provider> {
         let label = path.display().to_string();
-        if data.len() < HEADER_SIZE || &data[..8] != MAGIC {
-            return Err(malformed(
-                &label,
-                "the magic LTOKPROV is missing (another file, or truncated)",
-            ));
-        }
-        let u64_at = |at: usize| u64::from_le_bytes(data[at..at + 8].try_into().unwrap_or([0; 8]));
-        let version = u32::from_le_bytes([data[8], data[9], data[10], data[11]]);
-        if version != FORMAT_VERSION {
-            return Err(malformed(
-                &label,
-                format!("format version {version}; this ltokit reads {FORMAT_VERSION}"),
-            ));
-        }
-        let manifest_len = usize::try_from(u64_at(16))
-            .map_err(|_| malformed(&label, "manifest length overflows"))?;
-        let payload_len = usize::try_from(u64_at(56))
-            .map_err(|_| malformed(&label, "payload length overflows"))?;
-        if HEADER_SIZE
-            .checked_add(manifest_len)
-            .and_then(|n| n.checked_add(payload_len))
-            != Some(data.len())
-        {
-            return Err(malformed(
-                &label,
-                "sizes in the header do not match the file (truncated?)",
-            ));
-        }
-        let manifest_bytes = &data[HEADER_SIZE..HEADER_SIZE + manifest_len];
-        if Digest::of(manifest_bytes).as_bytes()[..] != data[24..56] {
-            return Err(malformed(
-                &label,
-                "the manifest digest does not match (corrupt)",
-            ));
-        }
+        let layout = crate::container::open(&data, MAGIC, FORMAT_VERSION, "provider")
+            .map_err(|why| malformed(&label, why))?;
+        let (manifest_bytes, payload_len) = (layout.manifest(&data), layout.payload_len);
         let manifest: ProviderManifest = serde_json::from_slice(manifest_bytes)
             .map_err(|e| malformed(&label, format!("manifest: {e}")))?;
         let target: Target = manifest.target.parse().map_err(|e| malformed(&label, e))?;
@@ -200,7 +167,7 @@ impl Provider {
             manifest,
             target,
             data: data.into(),
-            payload_start: HEADER_SIZE + manifest_len,
+            payload_start: layout.payload_start,
             path: path.to_path_buf(),
             disabled: AtomicBool::new(false),
         })
@@ -225,15 +192,7 @@ impl Provider {
         }
         let json = serde_json::to_vec_pretty(&manifest)
             .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        let mut out = Vec::with_capacity(HEADER_SIZE + json.len() + payload.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&(json.len() as u64).to_le_bytes());
-        out.extend_from_slice(Digest::of(&json).as_bytes());
-        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&json);
-        out.extend_from_slice(&payload);
+        let out = crate::container::write(MAGIC, FORMAT_VERSION, &json, &payload);
         Ok(out)
     }
 
