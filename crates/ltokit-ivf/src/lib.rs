@@ -13,7 +13,7 @@
 //! | [`kmeans`] | balanced k-means with a pluggable assignment step |
 //! | [`gpu`] | scan + merge kernels: IVF search, coarse search, exact search, assignment |
 //! | [`build`] | index building on the GPU |
-//! | [`reference`] | CPU references and recall |
+//! | [`mod@reference`] | CPU references and recall |
 
 pub mod build;
 pub mod data;

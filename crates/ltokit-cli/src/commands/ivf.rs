@@ -19,7 +19,7 @@ use super::cache::CacheArgs;
 pub enum IvfCommand {
     /// Build an index on the GPU.
     Build {
-        /// Base vectors: .npy, .fvecs, .bvecs, or synthetic:ROWS:DIM[:DTYPE].
+        /// Base vectors: .npy, .fvecs, .bvecs, or `synthetic:ROWS:DIM[:DTYPE]`.
         #[arg(long)]
         base: String,
         /// Number of lists.
@@ -62,7 +62,7 @@ pub enum IvfCommand {
     },
     /// Build, compute exact ground truth on the GPU, and time searches over n_probes.
     Bench {
-        /// Base vectors: a file, or synthetic:ROWS:DIM[:DTYPE] (queries then come from the same clusters).
+        /// Base vectors: a file, or `synthetic:ROWS:DIM[:DTYPE]` (queries then come from the same clusters).
         #[arg(long)]
         base: String,
         /// Query vectors: a file, or synthetic:ROWS.

@@ -1,10 +1,10 @@
 //! The fatbin container: NVIDIA's bundle of cubins, PTX and LTO-IR for several
 //! architectures.
 //!
-//! - [`read`] parses containers (one or several concatenated) into [`Entry`]s, never
+//! - [`mod@read`] parses containers (one or several concatenated) into [`Entry`]s, never
 //!   reading out of bounds: every size is checked against the input.
-//! - [`write`] builds containers that nvJitLink and the driver accept.
-//! - [`host`] finds fatbins embedded in ELF host objects and shared libraries, and tells
+//! - [`mod@write`] builds containers that nvJitLink and the driver accept.
+//! - [`mod@host`] finds fatbins embedded in ELF host objects and shared libraries, and tells
 //!   a bare cubin from a host binary, so that any CUDA binary can be inventoried.
 //!
 //! Layout (little-endian), as observed on nvcc 13.0 output:
