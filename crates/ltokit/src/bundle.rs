@@ -207,19 +207,14 @@ impl Bundle {
         if let Some(bytes) = self.decoded.get(index).and_then(OnceLock::get) {
             return Ok(Arc::clone(bytes));
         }
-        let start = self.payload_start + record.offset as usize;
-        let frame = &self.data[start..start + record.stored_bytes as usize];
-        let raw = zstd::bulk::decompress(frame, record.raw_bytes as usize)
-            .map_err(|e| malformed(&self.label, format!("fragment {}: {e}", record.name)))?;
-        if raw.len() as u64 != record.raw_bytes || Digest::of(&raw) != record.content_hash {
-            return Err(malformed(
-                &self.label,
-                format!(
-                    "fragment {} does not match its content hash (the file is corrupt)",
-                    record.name
-                ),
-            ));
-        }
+        let frame = container::Frame {
+            offset: record.offset,
+            stored_bytes: record.stored_bytes,
+            raw_bytes: record.raw_bytes,
+            digest: record.content_hash,
+        };
+        let raw = container::read_frame(&self.data, self.payload_start, &frame)
+            .map_err(|why| malformed(&self.label, format!("fragment {}: {why}", record.name)))?;
         let bytes: Arc<[u8]> = raw.into();
         Ok(Arc::clone(self.decoded[index].get_or_init(|| bytes)))
     }
@@ -227,7 +222,7 @@ impl Bundle {
     /// Plan `name` for `target`.
     pub fn plan(self: &Arc<Self>, name: &str, target: Target) -> Result<Plan> {
         let record = self.manifest.plans.iter().find(|p| p.name == name).ok_or_else(|| {
-            Error::InvalidArgument(format!("bundle {} has no plan {name:?} (it has {} plans; `ltokit bundle --list` shows them)", self.label, self.manifest.plans.len()))
+            Error::InvalidArgument(format!("bundle {} has no plan {name:?} (it has {} plans; `ltokit bundle inspect` lists them)", self.label, self.manifest.plans.len()))
         })?;
         self.plan_from_record(record, target)
     }
@@ -288,13 +283,11 @@ impl Bundle {
         }
         let mut area = Vec::new();
         for (record, raw) in fragments.iter_mut().zip(payloads) {
-            let frame = zstd::bulk::compress(raw, 19)
-                .map_err(|e| Error::InvalidArgument(format!("zstd: {e}")))?;
-            record.offset = area.len() as u64;
-            record.stored_bytes = frame.len() as u64;
-            record.raw_bytes = raw.len() as u64;
-            record.content_hash = Digest::of(raw);
-            area.extend_from_slice(&frame);
+            let frame = container::append_frame(&mut area, raw)?;
+            record.offset = frame.offset;
+            record.stored_bytes = frame.stored_bytes;
+            record.raw_bytes = frame.raw_bytes;
+            record.content_hash = frame.digest;
         }
         let manifest = Manifest {
             name: name.to_string(),

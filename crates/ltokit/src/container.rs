@@ -82,6 +82,49 @@ pub fn open(data: &[u8], magic: &[u8; 8], version: u32, what: &str) -> Result<La
     Ok(layout)
 }
 
+/// Where one zstd frame of a payload lies, and what it decodes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    /// Offset in the payload.
+    pub offset: u64,
+    /// Compressed size.
+    pub stored_bytes: u64,
+    /// Decompressed size.
+    pub raw_bytes: u64,
+    /// BLAKE3 of the decompressed bytes.
+    pub digest: Digest,
+}
+
+/// Compresses `raw` (zstd level 19) onto the end of `payload`.
+pub fn append_frame(payload: &mut Vec<u8>, raw: &[u8]) -> crate::Result<Frame> {
+    let compressed = zstd::bulk::compress(raw, 19)
+        .map_err(|e| crate::Error::InvalidArgument(format!("zstd: {e}")))?;
+    let frame = Frame {
+        offset: payload.len() as u64,
+        stored_bytes: compressed.len() as u64,
+        raw_bytes: raw.len() as u64,
+        digest: Digest::of(raw),
+    };
+    payload.extend_from_slice(&compressed);
+    Ok(frame)
+}
+
+/// Decompresses `frame` of the payload starting at `payload_start` in `data` and checks
+/// its size and digest; the error says what is wrong, for the caller to wrap. The frame
+/// must lie inside `data` (the readers check every frame when they open a file).
+pub fn read_frame(data: &[u8], payload_start: usize, frame: &Frame) -> Result<Vec<u8>, String> {
+    let start = payload_start + frame.offset as usize;
+    let stored = data
+        .get(start..start + frame.stored_bytes as usize)
+        .ok_or("the frame lies outside the file")?;
+    let raw = zstd::bulk::decompress(stored, frame.raw_bytes as usize)
+        .map_err(|e| format!("cannot decompress: {e}"))?;
+    if raw.len() as u64 != frame.raw_bytes || Digest::of(&raw) != frame.digest {
+        return Err("does not match its digest (the file is corrupt)".into());
+    }
+    Ok(raw)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

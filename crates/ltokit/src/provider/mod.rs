@@ -182,13 +182,11 @@ impl Provider {
         }
         let mut payload = Vec::new();
         for (e, cubin) in manifest.entries.iter_mut().zip(cubins) {
-            let frame = zstd::bulk::compress(cubin, 19)
-                .map_err(|err| Error::InvalidArgument(format!("zstd: {err}")))?;
-            e.offset = payload.len() as u64;
-            e.stored_bytes = frame.len() as u64;
-            e.raw_bytes = cubin.len() as u64;
-            e.digest = Digest::of(cubin);
-            payload.extend_from_slice(&frame);
+            let frame = crate::container::append_frame(&mut payload, cubin)?;
+            e.offset = frame.offset;
+            e.stored_bytes = frame.stored_bytes;
+            e.raw_bytes = frame.raw_bytes;
+            e.digest = frame.digest;
         }
         let json = serde_json::to_vec_pretty(&manifest)
             .map_err(|e| Error::InvalidArgument(e.to_string()))?;
@@ -223,20 +221,20 @@ impl Provider {
             .entries
             .get(index)
             .ok_or_else(|| Error::InvalidArgument(format!("no entry #{index}")))?;
-        let start = self.payload_start + e.offset as usize;
-        let frame = &self.data[start..start + e.stored_bytes as usize];
-        let label = self.path.display().to_string();
-        let raw = zstd::bulk::decompress(frame, e.raw_bytes as usize)
-            .map_err(|err| malformed(&label, format!("entry {}: {err}", e.key.short(16))))?;
-        if Digest::of(&raw) != e.digest {
-            return Err(malformed(
-                &label,
-                format!(
-                    "entry {} does not match its digest (corrupt)",
-                    e.key.short(16)
-                ),
-            ));
-        }
+        let frame = crate::container::Frame {
+            offset: e.offset,
+            stored_bytes: e.stored_bytes,
+            raw_bytes: e.raw_bytes,
+            digest: e.digest,
+        };
+        let raw = crate::container::read_frame(&self.data, self.payload_start, &frame).map_err(
+            |why| {
+                malformed(
+                    &self.path.display().to_string(),
+                    format!("entry {}: {why}", e.key.short(16)),
+                )
+            },
+        )?;
         Ok(raw)
     }
 
