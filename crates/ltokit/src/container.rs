@@ -150,4 +150,20 @@ mod tests {
             .unwrap_err()
             .contains("digest"));
     }
+
+    #[test]
+    fn frames_round_trip_and_damage_is_caught() {
+        let mut payload = b"xx".to_vec();
+        let frame = append_frame(&mut payload, &[7u8; 5000]).unwrap();
+        assert_eq!(frame.offset, 2);
+        assert_eq!(read_frame(&payload, 0, &frame).unwrap(), vec![7u8; 5000]);
+        let wrong = Frame {
+            digest: Digest::of(b"other"),
+            ..frame
+        };
+        assert!(read_frame(&payload, 0, &wrong)
+            .unwrap_err()
+            .contains("corrupt"));
+        assert!(read_frame(&payload, 10_000, &frame).is_err());
+    }
 }
