@@ -229,21 +229,11 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
     let cache = dir.join("cache");
     let cache = cache.to_str().unwrap();
     // Strict mode before warm-up: a clear error naming the plan.
-    let o = run(
-        &[
-            "bench",
-            "cache",
-            "--bundle",
-            bundle,
-            "--plan",
-            "demo_max_x4_O3",
-            "--arch",
-            "sm_90",
-            "--iters",
-            "1",
-            "--cache-dir",
-            cache,
-        ],
+    let o = bench_cache(
+        bundle,
+        "demo_max_x4_O3",
+        "sm_90",
+        &["--iters", "1", "--cache-dir", cache],
         &[("LTOKIT_JIT", "off")],
     );
     assert!(!o.status.success());
@@ -290,22 +280,11 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
     assert_eq!(report["cached"], 96);
 
     // Strict mode after warm-up: served from disk, nvJitLink never loaded.
-    let o = run(
-        &[
-            "bench",
-            "cache",
-            "--bundle",
-            bundle,
-            "--plan",
-            "demo_max_x4_O3",
-            "--arch",
-            "sm_90",
-            "--iters",
-            "10",
-            "--json",
-            "--cache-dir",
-            cache,
-        ],
+    let o = bench_cache(
+        bundle,
+        "demo_max_x4_O3",
+        "sm_90",
+        &["--iters", "10", "--json", "--cache-dir", cache],
         &[("LTOKIT_JIT", "off")],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -313,19 +292,11 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
     assert_eq!(bench["level"], "l2");
     assert_eq!(bench["nvjitlink_loaded"], false, "{bench}");
     // LTOKIT_CACHE=off: nothing on disk to use, so strict mode fails again.
-    let o = run(
-        &[
-            "bench",
-            "cache",
-            "--bundle",
-            bundle,
-            "--plan",
-            "demo_max_x4_O3",
-            "--arch",
-            "sm_90",
-            "--iters",
-            "1",
-        ],
+    let o = bench_cache(
+        bundle,
+        "demo_max_x4_O3",
+        "sm_90",
+        &["--iters", "1"],
         &[("LTOKIT_JIT", "off"), ("LTOKIT_CACHE", "off")],
     );
     assert!(
@@ -442,25 +413,29 @@ fn imported_cubins_serve_their_plan() {
         String::from_utf8_lossy(&ok.stderr)
     );
     // Strict mode: the plan is served from the imported entry, nothing is linked.
-    let o = run(
-        &[
-            "bench",
-            "cache",
-            "--bundle",
-            bundle,
-            "--plan",
-            "demo_max_x4_O3",
-            "--arch",
-            "sm_90",
-            "--iters",
-            "1",
-            "--json",
-            "--cache-dir",
-            cache,
-        ],
+    let o = bench_cache(
+        bundle,
+        "demo_max_x4_O3",
+        "sm_90",
+        &["--iters", "1", "--json", "--cache-dir", cache],
         &[("LTOKIT_JIT", "off")],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let bench: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(bench["level"], "l2");
+}
+
+/// Runs `ltokit bench cache` for one plan of a bundle, with `extra` arguments.
+fn bench_cache(
+    bundle: &str,
+    plan: &str,
+    arch: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let mut args = vec![
+        "bench", "cache", "--bundle", bundle, "--plan", plan, "--arch", arch,
+    ];
+    args.extend_from_slice(extra);
+    run(&args, env)
 }

@@ -108,11 +108,11 @@ fn provider_serves_strict_mode_without_nvjitlink_and_skips_what_the_target_canno
         ("LTOKIT_CACHE", "off"),
         ("LTOKIT_PROVIDER_PATH", prov.to_str().unwrap()),
     ];
-    let o = run(
-        &[
-            "bench", "cache", "--bundle", &bundle, "--plan", "plain", "--arch", "sm_90", "--iters",
-            "5", "--json",
-        ],
+    let o = bench_cache(
+        &bundle,
+        "plain",
+        "sm_90",
+        &["--iters", "5", "--json"],
         &strict,
     );
     assert!(o.status.success(), "{}", text(&o));
@@ -123,41 +123,21 @@ fn provider_serves_strict_mode_without_nvjitlink_and_skips_what_the_target_canno
         "a provider-served process must not load nvJitLink"
     );
     // A plan the provider skipped: strict mode says why.
-    let o = run(
-        &[
-            "bench",
-            "cache",
-            "--bundle",
-            &bundle,
-            "--plan",
-            "needs_sm100",
-            "--arch",
-            "sm_90",
-            "--iters",
-            "1",
-        ],
-        &strict,
-    );
+    let o = bench_cache(&bundle, "needs_sm100", "sm_90", &["--iters", "1"], &strict);
     assert!(!o.status.success());
     assert!(text(&o).contains("needs sm_100 or newer"), "{}", text(&o));
     // Matching by the device's compute capability: an sm_90 provider serves 9.0 (also a
     // request made for sm_90a), never 8.x or another major.
-    let o = run(
-        &[
-            "bench", "cache", "--bundle", &bundle, "--plan", "plain", "--arch", "sm_90a",
-            "--iters", "1", "--json",
-        ],
+    let o = bench_cache(
+        &bundle,
+        "plain",
+        "sm_90a",
+        &["--iters", "1", "--json"],
         &strict,
     );
     assert!(o.status.success(), "{}", text(&o));
     for arch in ["sm_80", "sm_100"] {
-        let o = run(
-            &[
-                "bench", "cache", "--bundle", &bundle, "--plan", "plain", "--arch", arch,
-                "--iters", "1",
-            ],
-            &strict,
-        );
+        let o = bench_cache(&bundle, "plain", arch, &["--iters", "1"], &strict);
         assert!(!o.status.success(), "{arch}: {}", text(&o));
         assert!(text(&o).contains("no provider for"), "{arch}: {}", text(&o));
     }
@@ -173,11 +153,11 @@ fn provider_serves_strict_mode_without_nvjitlink_and_skips_what_the_target_canno
         "{}",
         text(&o)
     );
-    let o = run(
-        &[
-            "bench", "cache", "--bundle", &bundle, "--plan", "plain", "--arch", "sm_90", "--iters",
-            "1",
-        ],
+    let o = bench_cache(
+        &bundle,
+        "plain",
+        "sm_90",
+        &["--iters", "1"],
         &[
             ("LTOKIT_JIT", "off"),
             ("LTOKIT_CACHE", "off"),
@@ -373,4 +353,19 @@ fn install_minimal_has_no_implicit_fallback_and_promote_from_cache_works() {
         "{}",
         text(&o)
     );
+}
+
+/// Runs `ltokit bench cache` for one plan of a bundle, with `extra` arguments.
+fn bench_cache(
+    bundle: &str,
+    plan: &str,
+    arch: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let mut args = vec![
+        "bench", "cache", "--bundle", bundle, "--plan", plan, "--arch", arch,
+    ];
+    args.extend_from_slice(extra);
+    run(&args, env)
 }
