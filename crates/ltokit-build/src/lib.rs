@@ -40,6 +40,8 @@
 //! the axis's values (several axes: their cartesian product). Paths are relative to the
 //! spec file.
 
+#![forbid(unsafe_code)]
+
 mod spec;
 
 use std::collections::HashMap;
@@ -204,7 +206,7 @@ fn compile_key(
     source: &str,
     headers: &[(PathBuf, Digest)],
     target: Target,
-    nvrtc: ltokit::toolkit::Version,
+    nvrtc: ltokit::version::Version,
 ) -> Digest {
     let mut h = FieldHasher::new("ltokit-build compile key v1");
     h.field(source.as_bytes())

@@ -4,6 +4,8 @@
 //! command line, sets up logging (`LTOKIT_LOG`), and turns errors into exit status 1
 //! with the error's own advice.
 
+#![forbid(unsafe_code)]
+
 mod commands;
 
 use std::path::PathBuf;

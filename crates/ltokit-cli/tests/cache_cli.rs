@@ -32,7 +32,7 @@ fn repo() -> PathBuf {
 
 /// Compiles the demo fragments to LTO-IR files in `dir`; returns their paths.
 fn demo_inputs(dir: &Path) -> Vec<String> {
-    let kernels = repo().join("crates/ltokit/kernels/demo");
+    let kernels = repo().join("crates/ltokit-demo/kernels/demo");
     ["entry", "transform", "combine"]
         .iter()
         .map(|name| {
@@ -309,7 +309,7 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
 #[test]
 fn bundles_rebuild_only_what_changed() {
     let dir = scratch("rebuild");
-    let src = repo().join("crates/ltokit/kernels/demo");
+    let src = repo().join("crates/ltokit-demo/kernels/demo");
     for f in ["entry.cu", "transform.cu", "combine.cu", "bundle.json"] {
         std::fs::copy(src.join(f), dir.join(f)).unwrap();
     }

@@ -87,7 +87,7 @@ fn missing_libraries_are_reported_with_what_was_searched() {
 #[test]
 fn compile_link_inventory_round_trip() {
     let dir = scratch("roundtrip");
-    let kernels = repo().join("crates/ltokit/kernels/demo");
+    let kernels = repo().join("crates/ltokit-demo/kernels/demo");
     let mut irs = Vec::new();
     for name in ["entry", "transform", "combine"] {
         let ir = dir.join(format!("{name}.ltoir"));

@@ -33,7 +33,7 @@ fn repo() -> PathBuf {
 
 /// A copy of the demo bundle spec with two extra plans that declare requirements.
 fn bundle_with_requirements(dir: &Path) -> String {
-    let src = repo().join("crates/ltokit/kernels/demo");
+    let src = repo().join("crates/ltokit-demo/kernels/demo");
     for f in ["entry.cu", "transform.cu", "combine.cu"] {
         std::fs::copy(src.join(f), dir.join(f)).unwrap();
     }
@@ -122,10 +122,17 @@ fn provider_serves_strict_mode_without_nvjitlink_and_skips_what_the_target_canno
         b["nvjitlink_loaded"], false,
         "a provider-served process must not load nvJitLink"
     );
-    // A plan the provider skipped: strict mode says why.
-    let o = bench_cache(&bundle, "needs_sm100", "sm_90", &["--iters", "1"], &strict);
-    assert!(!o.status.success());
-    assert!(text(&o).contains("needs sm_100 or newer"), "{}", text(&o));
+    // A plan the target cannot run: the request names the plan, the target and the
+    // requirement, in strict mode and with linking allowed alike.
+    for env in [&strict[..], &[("LTOKIT_CACHE", "off")][..]] {
+        let o = bench_cache(&bundle, "needs_sm100", "sm_90", &["--iters", "1"], env);
+        assert!(!o.status.success());
+        assert!(
+            text(&o).contains("plan needs_sm100 cannot run on sm_90: it needs sm_100 or newer"),
+            "{}",
+            text(&o)
+        );
+    }
     // Matching by the device's compute capability: an sm_90 provider serves 9.0 (also a
     // request made for sm_90a), never 8.x or another major.
     let o = bench_cache(
@@ -300,9 +307,10 @@ fn install_minimal_has_no_implicit_fallback_and_promote_from_cache_works() {
         text(&o)
     );
 
-    // Promote a cache: what `warmup` linked becomes a provider.
+    // Promote a cache: what `warmup` linked becomes a provider. Warm-up links only the
+    // plan sm_90 can run and lists the two it cannot.
     let cache = dir.join("cache");
-    assert!(run(
+    let o = run(
         &[
             "warmup",
             "--bundle",
@@ -310,12 +318,18 @@ fn install_minimal_has_no_implicit_fallback_and_promote_from_cache_works() {
             "--arch",
             "sm_90",
             "--cache-dir",
-            cache.to_str().unwrap()
+            cache.to_str().unwrap(),
         ],
-        &[]
-    )
-    .status
-    .success());
+        &[],
+    );
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("1 plans for sm_90: 1 linked"), "{out}");
+    assert!(
+        out.contains("skipped needs_sm100: needs sm_100 or newer")
+            && out.contains("skipped needs_a: needs an arch-specific target (sm_90a)"),
+        "{out}"
+    );
     let promoted = dir.join("promoted.ltkp");
     let o = run(
         &[
@@ -332,8 +346,8 @@ fn install_minimal_has_no_implicit_fallback_and_promote_from_cache_works() {
         &[],
     );
     assert!(o.status.success(), "{}", text(&o));
-    // "plain" and the two plans with requirements: two distinct keys (options differ).
-    assert!(text(&o).contains("2 cubins for sm_90"), "{}", text(&o));
+    // Only "plain": the plans sm_90 cannot run were never linked.
+    assert!(text(&o).contains("1 cubins for sm_90"), "{}", text(&o));
     let o = run(
         &[
             "provider",

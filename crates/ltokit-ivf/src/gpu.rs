@@ -7,7 +7,9 @@
 //! list); exact search and k-means assignment scan every chunk of a flat dataset.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use ltokit::bundle::Bundle;
 use ltokit::cache::{CacheConfig, KernelCache};
@@ -208,23 +210,17 @@ impl IvfGpu {
     }
 
     fn kernel(&self, plan_name: &str, signature: &[Param], shared: usize) -> Result<Arc<Kernel>> {
-        if let Some(k) = self
-            .kernels
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(plan_name)
-        {
+        if let Some(k) = self.kernels.lock().get(plan_name) {
             return Ok(Arc::clone(k));
         }
         let plan = self.bundle.plan(plan_name, self.target)?;
         let module = self.cache.get(&plan)?;
-        let kernel = Arc::new(module.kernel(&plan.kernel, signature)?);
+        let kernel = Arc::new(module.kernel(plan.kernel(), signature)?);
         if shared > 48 * 1024 {
             kernel.set_max_dynamic_shared_bytes(shared as u32)?;
         }
         self.kernels
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
             .insert(plan_name.to_string(), Arc::clone(&kernel));
         Ok(kernel)
     }
@@ -290,7 +286,8 @@ impl IvfGpu {
             block_dim: (128, 1, 1),
             shared_mem_bytes: scan_smem as u32,
         };
-        self.gpu
+        let launch = self
+            .gpu
             .launch(&scan, cfg)
             .buffer(q)
             .scalar(&dim_i)
@@ -306,23 +303,33 @@ impl IvfGpu {
             .scalar(&base)
             .scalar(&k_i)
             .buffer_mut(&mut cand_d)
-            .buffer_mut(&mut cand_i)
-            .run()?;
+            .buffer_mut(&mut cand_i);
+        // SAFETY: the scan kernel reads `q` rows [base, base + nb) of `dim` values (the
+        // caller passes a buffer of at least that many queries), `n_probes` probe ids per
+        // query (probes is nb × n_probes), list rows through list_offset/list_size (built
+        // together with data and ids), the filter within its words per query, and writes
+        // exactly nb × n_probes × k candidates, the size of cand_d and cand_i; grid and
+        // shared memory match the plan's capacity.
+        unsafe { launch.run() }?;
         let n_cand = (n_probes * k) as i32;
         let cfg = LaunchConfig {
             grid_dim: (nb as u32, 1, 1),
             block_dim: (32, 1, 1),
             shared_mem_bytes: merge_smem as u32,
         };
-        self.gpu
+        let launch = self
+            .gpu
             .launch(&merge, cfg)
             .buffer(&cand_d)
             .buffer(&cand_i)
             .scalar(&n_cand)
             .scalar(&k_i)
             .buffer_mut(&mut out_d)
-            .buffer_mut(&mut out_i)
-            .run()?;
+            .buffer_mut(&mut out_i);
+        // SAFETY: the merge kernel reads n_cand = n_probes × k candidates per query for
+        // nb queries (the buffers the scan wrote) and writes k results per query into
+        // out_d and out_i, which hold nb × k.
+        unsafe { launch.run() }?;
         Ok((out_d, out_i))
     }
 

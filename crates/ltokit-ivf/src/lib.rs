@@ -15,6 +15,8 @@
 //! | [`build`] | index building on the GPU |
 //! | [`mod@reference`] | CPU references and recall |
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod build;
 pub mod data;
 pub mod gpu;

@@ -29,9 +29,9 @@ fn every_variant_has_its_plans() {
                         let (scan, merge) =
                             plan_names(dtype, veclen(dtype, dim), metric, filter, k).unwrap();
                         let plan = b.plan(&scan, target).unwrap();
-                        assert_eq!(plan.kernel, "ivf_scan");
-                        assert_eq!(plan.inputs.len(), 4, "entry, distance, metric, filter");
-                        assert_eq!(b.plan(&merge, target).unwrap().kernel, "ivf_merge");
+                        assert_eq!(plan.kernel(), "ivf_scan");
+                        assert_eq!(plan.inputs().len(), 4, "entry, distance, metric, filter");
+                        assert_eq!(b.plan(&merge, target).unwrap().kernel(), "ivf_merge");
                         n += 1;
                     }
                 }

@@ -117,6 +117,30 @@ impl Target {
         self.cc.major * 10 + self.cc.minor
     }
 
+    /// A stable, explicit encoding of the target for keys: kind code, major, minor,
+    /// variant code, each a little-endian `u32`. The codes never change meaning; a new
+    /// kind or variant gets a new code.
+    pub fn key_code(&self) -> [u8; 16] {
+        let kind: u32 = match self.kind {
+            CodeKind::Sass => 1,
+            CodeKind::Compute => 2,
+            CodeKind::Lto => 3,
+        };
+        let variant: u32 = match self.variant {
+            Variant::Base => 0,
+            Variant::Family => 1,
+            Variant::Specific => 2,
+        };
+        let mut out = [0u8; 16];
+        for (slot, value) in
+            out.chunks_exact_mut(4)
+                .zip([kind, self.cc.major, self.cc.minor, variant])
+        {
+            slot.copy_from_slice(&value.to_le_bytes());
+        }
+        out
+    }
+
     /// The same architecture and suffix, as another kind of code.
     pub fn with_kind(self, kind: CodeKind) -> Self {
         Target { kind, ..self }

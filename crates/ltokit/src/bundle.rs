@@ -1,7 +1,7 @@
 //! Bundles: one versioned, checksummed file of named LTO-IR fragments and the plans
 //! that combine them.
 //!
-//! Layout (little-endian; the envelope is [`crate::container`]):
+//! Layout (little-endian; the envelope is [`crate::formats::container`]):
 //!
 //! | offset | field |
 //! |---|---|
@@ -23,11 +23,11 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use crate::arch::Target;
-use crate::container;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::plan::{Plan, PlanInput};
-use crate::toolkit::Version;
+use crate::formats::container;
+use crate::plan::{FragmentSource, Plan, PlanInput, Requirements, SkippedPlan};
+use crate::version::Version;
 
 /// Magic bytes that start a bundle.
 pub const MAGIC: &[u8; 8] = b"LTOKBNDL";
@@ -96,24 +96,22 @@ pub struct PlanRecord {
 }
 
 impl PlanRecord {
-    /// Why the plan cannot run on `target`, if it cannot.
-    pub fn unsupported_on(&self, target: &Target) -> Option<String> {
-        if let Some(min) = self.min_arch {
-            if target.number() < min {
-                return Some(format!(
-                    "plan {} needs sm_{min} or newer, not {target}",
-                    self.name
-                ));
-            }
+    /// What the plan needs of its target.
+    pub fn requirements(&self) -> Requirements {
+        Requirements {
+            min_arch: self.min_arch,
+            arch_specific: self.arch_specific,
         }
-        if self.arch_specific && target.variant != crate::arch::Variant::Specific {
-            return Some(format!(
-                "plan {} needs an arch-specific (a) target, not {target}",
-                self.name
-            ));
-        }
-        None
     }
+}
+
+/// A bundle's plans for one target: those it can run, and those it cannot with why.
+#[derive(Debug, Clone, Default)]
+pub struct PlansFor {
+    /// Plans the target meets the requirements of.
+    pub plans: Vec<Plan>,
+    /// Plans left out, with what the target lacks.
+    pub skipped: Vec<SkippedPlan>,
 }
 
 /// The manifest of a bundle.
@@ -202,7 +200,13 @@ impl Bundle {
     /// against its content hash.
     pub fn fragment_bytes(&self, index: usize) -> Result<Arc<[u8]>> {
         let record = self.manifest.fragments.get(index).ok_or_else(|| {
-            Error::InvalidArgument(format!("{}: no fragment #{index}", self.label))
+            malformed(
+                &self.label,
+                format!(
+                    "no fragment #{index} (it has {})",
+                    self.manifest.fragments.len()
+                ),
+            )
         })?;
         if let Some(bytes) = self.decoded.get(index).and_then(OnceLock::get) {
             return Ok(Arc::clone(bytes));
@@ -219,24 +223,65 @@ impl Bundle {
         Ok(Arc::clone(self.decoded[index].get_or_init(|| bytes)))
     }
 
-    /// Plan `name` for `target`.
+    /// Plan `name` for `target`: an error naming the plan when the bundle has none of
+    /// that name, or when `target` does not meet the plan's requirements.
     pub fn plan(self: &Arc<Self>, name: &str, target: Target) -> Result<Plan> {
-        let record = self.manifest.plans.iter().find(|p| p.name == name).ok_or_else(|| {
-            Error::InvalidArgument(format!("bundle {} has no plan {name:?} (it has {} plans; `ltokit bundle inspect` lists them)", self.label, self.manifest.plans.len()))
-        })?;
+        let record = self.plan_record(name)?;
         self.plan_from_record(record, target)
     }
 
-    /// Every plan of the bundle for `target`.
-    pub fn plans(self: &Arc<Self>, target: Target) -> Result<Vec<Plan>> {
+    /// The manifest record of plan `name`.
+    pub fn plan_record(&self, name: &str) -> Result<&PlanRecord> {
         self.manifest
             .plans
             .iter()
-            .map(|r| self.plan_from_record(r, target))
-            .collect()
+            .find(|p| p.name == name)
+            .ok_or_else(|| Error::UnknownPlan {
+                bundle: self.label.clone(),
+                plan: name.to_string(),
+                count: self.manifest.plans.len(),
+            })
+    }
+
+    /// Every plan of the bundle for `target`, split into those it can run and those
+    /// it cannot.
+    pub fn plans(self: &Arc<Self>, target: Target) -> Result<PlansFor> {
+        self.plans_named(self.manifest.plans.iter(), target)
+    }
+
+    /// The plans named in `names` for `target`, split as [`Bundle::plans`] does; an
+    /// error for a name the bundle does not have.
+    pub fn plans_of(self: &Arc<Self>, names: &[String], target: Target) -> Result<PlansFor> {
+        let records = names
+            .iter()
+            .map(|n| self.plan_record(n))
+            .collect::<Result<Vec<_>>>()?;
+        self.plans_named(records.into_iter(), target)
+    }
+
+    fn plans_named<'a>(
+        self: &Arc<Self>,
+        records: impl Iterator<Item = &'a PlanRecord>,
+        target: Target,
+    ) -> Result<PlansFor> {
+        let mut out = PlansFor::default();
+        for record in records {
+            match self.plan_from_record(record, target) {
+                Ok(plan) => out.plans.push(plan),
+                Err(Error::UnsupportedPlan {
+                    plan, requirement, ..
+                }) => out.skipped.push(SkippedPlan {
+                    plan,
+                    why: requirement,
+                }),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
     }
 
     fn plan_from_record(self: &Arc<Self>, record: &PlanRecord, target: Target) -> Result<Plan> {
+        let source: Arc<dyn FragmentSource> = Arc::clone(self) as Arc<dyn FragmentSource>;
         let mut inputs = Vec::with_capacity(1 + record.fragments.len());
         for name in std::iter::once(&record.entry).chain(&record.fragments) {
             // validate() guarantees the names resolve.
@@ -248,8 +293,8 @@ impl Bundle {
             })?;
             let f = &self.manifest.fragments[index];
             let ir_target: Target = f.target.parse()?;
-            inputs.push(PlanInput::from_bundle(
-                Arc::clone(self),
+            inputs.push(PlanInput::from_source(
+                Arc::clone(&source),
                 index,
                 f.name.clone(),
                 f.content_hash,
@@ -257,13 +302,14 @@ impl Bundle {
                 f.producer,
             ));
         }
-        Ok(Plan::new(
+        Plan::new(
             record.name.clone(),
             record.kernel.clone(),
             target,
             record.options.clone(),
             inputs,
-        ))
+        )
+        .with_requirements(record.requirements())
     }
 
     /// Writes a bundle from a manifest (offsets and sizes are filled in) and the raw
@@ -295,10 +341,18 @@ impl Bundle {
             plans,
         };
         validate(name, &manifest, area.len() as u64)?;
-        let json = serde_json::to_vec_pretty(&manifest)
-            .map_err(|e| Error::InvalidArgument(format!("manifest: {e}")))?;
+        let json = serde_json::to_vec_pretty(&manifest).map_err(|source| Error::Serialize {
+            what: format!("the manifest of bundle {name}"),
+            source,
+        })?;
         let out = container::write(MAGIC, FORMAT_VERSION, &json, &area);
         Ok(out)
+    }
+}
+
+impl FragmentSource for Bundle {
+    fn fragment_bytes(&self, index: usize) -> Result<Arc<[u8]>> {
+        Bundle::fragment_bytes(self, index)
     }
 }
 

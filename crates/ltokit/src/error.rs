@@ -179,8 +179,87 @@ pub enum Error {
     Flight {
         /// The plan key.
         key: String,
-        /// That thread's error.
+        /// That thread's error, as text.
         message: String,
+    },
+
+    /// A plan was asked for a target that does not meet its requirements.
+    #[error("plan {plan} cannot run on {target}: it {requirement}; fix: ask for a target that meets the requirement (e.g. --arch), or pick another plan of the bundle")]
+    UnsupportedPlan {
+        /// The plan's name.
+        plan: String,
+        /// The target asked for.
+        target: crate::arch::Target,
+        /// What the target lacks, e.g. "needs sm_100 or newer".
+        requirement: String,
+    },
+
+    /// A bundle has no plan of the name asked for.
+    #[error("bundle {bundle} has no plan {plan:?} (it has {count} plans; `ltokit bundle inspect` lists them)")]
+    UnknownPlan {
+        /// The bundle's label.
+        bundle: String,
+        /// The name asked for.
+        plan: String,
+        /// How many plans it has.
+        count: usize,
+    },
+
+    /// Linking one plan failed (warm-up, provider builds); the linker's own error, log
+    /// included, is the source.
+    #[error("linking plan {plan} for {target}: {source}")]
+    PlanLink {
+        /// The plan's name.
+        plan: String,
+        /// The target it was linked for.
+        target: crate::arch::Target,
+        /// What the linker said.
+        source: Box<Error>,
+    },
+
+    /// zstd could not compress a payload.
+    #[error("cannot compress {what}: {source}; fix: this is a zstd failure (usually out of memory) — retry with more memory")]
+    Compress {
+        /// What was being compressed.
+        what: String,
+        /// zstd's error.
+        source: std::io::Error,
+    },
+
+    /// A manifest could not be written as JSON.
+    #[error("cannot serialise {what}: {source}")]
+    Serialize {
+        /// What was being written.
+        what: String,
+        /// serde_json's error.
+        source: serde_json::Error,
+    },
+
+    /// An `LTOKIT_*` environment variable holds a value ltokit cannot use.
+    #[error("{variable}={value:?}: {why}")]
+    BadEnvironment {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// What is accepted.
+        why: String,
+    },
+
+    /// The disk cache directory cannot be used (not creatable, untrusted owner or mode).
+    #[error("the disk cache at {} cannot be used: {why}", dir.display())]
+    CacheUnusable {
+        /// The directory.
+        dir: PathBuf,
+        /// Why, and what to do.
+        why: String,
+    },
+
+    /// `native` was given as a target and no GPU could say what it is.
+    #[error("--arch native needs a GPU to name the target, but {why}; fix: name the target instead, e.g. --arch sm_90 (H100/H200), sm_80 (A100), sm_89 (L4/L40), sm_100 (B200), sm_120 (RTX 50xx)")]
+    NoNativeTarget {
+        /// Why no GPU answered.
+        why: String,
     },
 
     /// Strict mode (`LTOKIT_JIT=off`) and the plan is in no cache.

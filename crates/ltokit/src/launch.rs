@@ -3,7 +3,10 @@
 //! Launches are checked before they reach the GPU: a kernel is loaded with the parameter
 //! list its author declares ([`Param`]), which is compared with the parameter sizes the
 //! cubin itself records (`cuFuncGetParamInfo`); each launch's arguments are then checked
-//! against that list. A wrong launch is an error, not a crash.
+//! against that list, so a launch with the wrong arguments is an error, not a crash.
+//! Whether the kernel stays inside the buffers it is given depends on the kernel and its
+//! scalar arguments, which ltokit cannot see: [`Launch::run`] is `unsafe` for that
+//! reason, with the contract spelt out.
 //!
 //! libcuda is opened only here, and only after [`driver_available`] said it exists, so
 //! the rest of ltokit works on machines without a GPU.
@@ -333,8 +336,21 @@ impl<'a> Launch<'a> {
         self
     }
 
-    /// Checks the arguments against the kernel's parameters and launches.
-    pub fn run(mut self) -> Result<()> {
+    /// Checks the arguments against the kernel's parameters and the launch shape, then
+    /// launches on the GPU's stream.
+    ///
+    /// Checked here, before anything reaches the GPU: the number, order and kinds of the
+    /// arguments against the declared signature (itself checked against the parameter
+    /// sizes the cubin records when the kernel was loaded), and the launch shape. A
+    /// mismatch is an error and nothing runs.
+    ///
+    /// # Safety
+    /// What the kernel does with its arguments cannot be checked from here. The caller
+    /// must ensure that, for these scalar arguments and this launch shape, the kernel
+    /// reads and writes each buffer only within its length and as its element type, and
+    /// writes only buffers passed with [`Launch::buffer_mut`]. (Buffers stay borrowed
+    /// until the launch is enqueued, and cudarc orders later operations on them after it.)
+    pub unsafe fn run(mut self) -> Result<()> {
         if self.pushed != self.kernel.signature {
             return Err(Error::Launch {
                 kernel: self.kernel.name.clone(),
@@ -353,9 +369,9 @@ impl<'a> Launch<'a> {
                 why: format!("invalid launch shape grid {g:?} block {b:?} (no zero dimension, at most 1024 threads a block)"),
             });
         }
-        // SAFETY: the argument list was checked against the declared signature, which was
-        // checked against the parameter sizes recorded in the cubin; buffers are borrowed
-        // for the launch and cudarc records their use on the stream.
+        // SAFETY: the argument count and sizes match what the cubin records (checked above
+        // and at load), so the driver reads a well-formed parameter buffer; the kernel's
+        // memory accesses are the caller's contract (see # Safety).
         unsafe { self.args.launch(self.config) }
             .map(|_| ())
             .map_err(|e| driver_error(&format!("launch of {}", self.kernel.name), e))

@@ -7,36 +7,53 @@
 //!
 //! | module | job |
 //! |---|---|
+//! | [`error`], [`version`], [`digest`] | the error type; toolkit versions; BLAKE3 digests and field hashing |
 //! | [`toolkit`] | find and open NVRTC, nvJitLink, nvFatbin by absolute path; the FFI |
 //! | [`arch`] | targets (`sm_90a`, `compute_100f`, `lto_90`) and the rules of what runs and links where |
-//! | [`fatbin`], [`cubin`], [`ltoir`] | the binary formats: fatbin containers (read, write, find in ELF), cubin ELF facts, LTO-IR headers |
-//! | [`inventory`] | every device-code entry of any CUDA binary |
+//! | [`formats`] | fatbin containers, cubin ELF facts, LTO-IR headers, ltokit's own envelope, inventory, audit |
 //! | [`fragment`] | CUDA C++ → LTO-IR with NVRTC |
 //! | [`link`] | LTO-IR, fatbins, cubins, PTX → cubin with nvJitLink, with producer and target checks |
+//! | [`plan`] | what to link for one kernel variant on one exact target, its requirements and its key |
+//! | [`bundle`] | one versioned file of named LTO-IR fragments and the plans that combine them |
+//! | [`provider`] | prebuilt cubins for one exact target: files, discovery and matching, building |
+//! | [`cache`] | the kernel cache: memory (single flight) → providers → disk → link; warm-up |
+//! | [`parallel`] | the bounded job runner behind warm-up, provider builds and bundle builds |
 //! | [`launch`] | load cubins and launch kernels with checked arguments (needs a GPU) |
-//! | [`demo`] | a three-fragment example kernel with its CPU reference |
 //!
 //! Nothing but [`launch`] needs a GPU or libcuda.
+//!
+//! ## At run time, in four calls
+//!
+//! ```no_run
+//! # fn main() -> ltokit::Result<()> {
+//! use ltokit::{bundle::Bundle, cache::{CacheConfig, KernelCache}};
+//! // 1. A bundle of LTO-IR fragments (usually `include_bytes!` of what build.rs made).
+//! let bundle = Bundle::open(std::path::Path::new("kernels.ltkb"))?;
+//! // 2. The plan a call needs, for the exact GPU present.
+//! let plan = bundle.plan("scan_f32_l2", "sm_90".parse()?)?;
+//! // 3. A cache from the environment (LTOKIT_CACHE_DIR, LTOKIT_JIT, providers …).
+//! let cache = KernelCache::new(CacheConfig::from_env()?);
+//! // 4. The cubin: from memory, a provider, the disk cache, or a fresh link.
+//! let cubin = cache.get(&plan)?;
+//! # let _ = cubin; Ok(()) }
+//! ```
+
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod arch;
-pub mod audit;
 pub mod bundle;
 pub mod cache;
-pub mod container;
-pub mod cubin;
-pub mod demo;
 pub mod digest;
 pub mod error;
-pub mod fatbin;
+pub mod formats;
 pub mod fragment;
-pub mod inventory;
 pub mod launch;
 pub mod link;
-pub mod ltoir;
 pub mod parallel;
 pub mod plan;
 pub mod provider;
 pub mod toolkit;
+pub mod version;
 
 pub use arch::{ComputeCapability, Target};
 pub use error::{Error, Result};

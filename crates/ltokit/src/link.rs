@@ -11,11 +11,11 @@ use std::path::Path;
 
 use crate::arch::{CodeKind, Target, Variant};
 use crate::error::{Error, Result};
-use crate::fatbin::{self, EntryKind};
+use crate::formats::fatbin::{self, EntryKind};
+use crate::formats::{cubin, ltoir};
 use crate::fragment::Fragment;
 use crate::toolkit::nvjitlink::{InputType, LinkData, NvJitLink};
-use crate::toolkit::Version;
-use crate::{cubin, ltoir};
+use crate::version::Version;
 
 /// What an input's bytes are, by content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -36,6 +36,18 @@ pub enum InputFormat {
 }
 
 impl InputFormat {
+    /// A stable one-byte code for keys; codes never change meaning.
+    pub fn key_code(self) -> u8 {
+        match self {
+            InputFormat::LtoIr => 1,
+            InputFormat::Fatbin => 2,
+            InputFormat::Cubin => 3,
+            InputFormat::Ptx => 4,
+            InputFormat::Object => 5,
+            InputFormat::Archive => 6,
+        }
+    }
+
     fn nvjitlink_type(self) -> InputType {
         match self {
             InputFormat::LtoIr => InputType::LtoIr,

@@ -1,7 +1,7 @@
 //! Running independent jobs (links, compilations) on all cores.
 
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 
@@ -26,16 +26,11 @@ pub fn map<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Syn
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(item) = items.get(i) else { break };
                 let r = f(item);
-                slots.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+                slots.lock()[i] = Some(r);
             });
         }
     });
-    slots
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect()
+    slots.into_inner().into_iter().flatten().collect()
 }
 
 /// Like [`map`] for fallible jobs: the first error stops further jobs from starting and
@@ -55,15 +50,12 @@ pub fn try_map<T: Sync, R: Send>(
             Ok(r) => Some(r),
             Err(e) => {
                 failed.store(true, Ordering::Relaxed);
-                first
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get_or_insert(e);
+                first.lock().get_or_insert(e);
                 None
             }
         }
     });
-    if let Some(e) = first.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    if let Some(e) = first.into_inner() {
         return Err(e);
     }
     Ok(results.into_iter().flatten().collect())

@@ -10,17 +10,17 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::arch::{CodeKind, Target};
-use crate::bundle::Bundle;
+use crate::arch::{CodeKind, Target, Variant};
 use crate::digest::{Digest, FieldHasher};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fragment::Fragment;
 use crate::link::{self, InputFormat, LinkInput, LinkOutput};
-use crate::toolkit::Version;
+use crate::version::Version;
 
-/// Version of the cache format; part of every key, so a format change invalidates
-/// every cached cubin at once.
-pub const CACHE_FORMAT_VERSION: u32 = 1;
+/// Version of the key encoding and cache format; part of every key, so a change of
+/// either invalidates every cached cubin at once. Version 2: the explicit field encoding
+/// of [`Plan::key`] (version 1 hashed `Debug` strings).
+pub const CACHE_FORMAT_VERSION: u32 = 2;
 
 /// The key of a linked plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32,10 +32,17 @@ impl std::fmt::Display for PlanKey {
     }
 }
 
+/// Where a plan input's bytes come from when they are not held directly: a container of
+/// fragments (a bundle) that decompresses and verifies them on first use.
+pub trait FragmentSource: Send + Sync {
+    /// The raw bytes of fragment `index`.
+    fn fragment_bytes(&self, index: usize) -> Result<Arc<[u8]>>;
+}
+
 #[derive(Clone)]
 enum Source {
     Bytes(Arc<[u8]>),
-    Bundle(Arc<Bundle>, usize),
+    Container(Arc<dyn FragmentSource>, usize),
 }
 
 /// One input of a plan: its identity (content hash) and where its bytes come from.
@@ -93,8 +100,10 @@ impl PlanInput {
         }
     }
 
-    pub(crate) fn from_bundle(
-        bundle: Arc<Bundle>,
+    /// LTO-IR fragment `index` of `source`, whose content hash, IR target and producer
+    /// are already known (from a manifest); the bytes are read only when linking.
+    pub fn from_source(
+        source: Arc<dyn FragmentSource>,
         index: usize,
         name: String,
         hash: Digest,
@@ -107,7 +116,7 @@ impl PlanInput {
             hash,
             ir_target: Some(ir_target),
             producer: Some(producer),
-            source: Source::Bundle(bundle, index),
+            source: Source::Container(source, index),
         }
     }
 
@@ -115,72 +124,157 @@ impl PlanInput {
     pub fn bytes(&self) -> Result<Arc<[u8]>> {
         match &self.source {
             Source::Bytes(b) => Ok(Arc::clone(b)),
-            Source::Bundle(bundle, index) => bundle.fragment_bytes(*index),
+            Source::Container(source, index) => source.fragment_bytes(*index),
         }
     }
 }
 
+/// What a plan needs of its target, as its bundle declares it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Requirements {
+    /// The lowest architecture number the plan runs on (e.g. 100 for `sm_100`).
+    pub min_arch: Option<u32>,
+    /// Whether the plan needs an arch-specific (`a`) target (e.g. for wgmma).
+    pub arch_specific: bool,
+}
+
+impl Requirements {
+    /// What `target` lacks, in words (`needs sm_100 or newer`), or `None` when it has
+    /// everything the plan needs.
+    pub fn unmet_on(&self, target: &Target) -> Option<String> {
+        if let Some(min) = self.min_arch {
+            if target.number() < min {
+                return Some(format!("needs sm_{min} or newer"));
+            }
+        }
+        if self.arch_specific && target.variant != Variant::Specific {
+            return Some(format!(
+                "needs an arch-specific target (sm_{}a)",
+                target.number()
+            ));
+        }
+        None
+    }
+}
+
+/// A plan left out of a provider, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SkippedPlan {
+    /// Plan name.
+    pub plan: String,
+    /// What the target lacks (e.g. "needs sm_100 or newer").
+    pub why: String,
+}
+
 /// What to link for one kernel variant on one exact target.
+///
+/// A plan can only exist for a target that meets its [`Requirements`]:
+/// [`Plan::with_requirements`] and [`Plan::for_target`] refuse any other, so every path
+/// that links or serves plans (the cache, warm-up, provider builds) gets the check.
+/// The fields are fixed at construction; the content digest behind every key is computed
+/// once there.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// Human name (not part of the key).
-    pub name: String,
-    /// The entry kernel's symbol.
-    pub kernel: String,
-    /// The exact machine target, `sm_XY[a|f]`.
-    pub target: Target,
-    /// Extra nvJitLink options.
-    pub options: Vec<String>,
-    /// Entry first, then device fragments in link order.
-    pub inputs: Vec<PlanInput>,
-    /// Why the plan cannot run on its target, when its bundle says so (a minimum
-    /// architecture, or an `a`-only feature): providers skip it.
-    pub unsupported: Option<String>,
+    name: String,
+    kernel: String,
+    target: Target,
+    options: Vec<String>,
+    inputs: Vec<PlanInput>,
+    requirements: Requirements,
+    content: Digest,
 }
 
 impl Plan {
-    /// Makes a plan; `target` is taken as the machine target of its architecture.
+    /// Makes a plan with no requirements; `target` is taken as the machine target of its
+    /// architecture (`compute_90` → `sm_90`).
     pub fn new(
-        name: String,
-        kernel: String,
+        name: impl Into<String>,
+        kernel: impl Into<String>,
         target: Target,
         options: Vec<String>,
         inputs: Vec<PlanInput>,
     ) -> Self {
+        let content = content_digest(&options, &inputs);
         Plan {
-            name,
-            kernel,
+            name: name.into(),
+            kernel: kernel.into(),
             target: target.with_kind(CodeKind::Sass),
             options,
             inputs,
-            unsupported: None,
+            requirements: Requirements::default(),
+            content,
         }
     }
 
-    /// The same plan for another target.
-    pub fn retargeted(&self, target: Target) -> Plan {
-        Plan {
-            target: target.with_kind(CodeKind::Sass),
+    /// The plan with `requirements`; an error when its target does not meet them.
+    pub fn with_requirements(self, requirements: Requirements) -> Result<Plan> {
+        check(&self.name, &self.target, &requirements)?;
+        Ok(Plan {
+            requirements,
+            ..self
+        })
+    }
+
+    /// The same plan for another target; an error when that target does not meet the
+    /// plan's requirements.
+    pub fn for_target(&self, target: Target) -> Result<Plan> {
+        let target = target.with_kind(CodeKind::Sass);
+        check(&self.name, &target, &self.requirements)?;
+        Ok(Plan {
+            target,
             ..self.clone()
-        }
+        })
+    }
+
+    /// Human name (not part of the key).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The entry kernel's symbol.
+    pub fn kernel(&self) -> &str {
+        &self.kernel
+    }
+
+    /// The exact machine target, `sm_XY[a|f]`.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// Extra nvJitLink options.
+    pub fn options(&self) -> &[String] {
+        &self.options
+    }
+
+    /// Entry first, then device fragments in link order.
+    pub fn inputs(&self) -> &[PlanInput] {
+        &self.inputs
+    }
+
+    /// What the plan needs of its target.
+    pub fn requirements(&self) -> Requirements {
+        self.requirements
     }
 
     /// The plan's key for a given nvJitLink version.
     pub fn key(&self, linker: Version) -> PlanKey {
+        self.key_on(self.target, linker)
+    }
+
+    /// The key the same inputs and options would have linked for the machine target
+    /// `target` (already `sm_XY[a|f]`: providers check theirs when opened) by `linker`;
+    /// how a provider for a neighbouring target looks the plan up.
+    ///
+    /// The encoding is explicit and versioned ([`CACHE_FORMAT_VERSION`]): length-prefixed
+    /// fields of fixed-width integers and stable codes ([`Target::key_code`],
+    /// [`InputFormat::key_code`]), never names or `Debug` text.
+    pub(crate) fn key_on(&self, target: Target, linker: Version) -> PlanKey {
         let mut h = FieldHasher::new("ltokit plan key");
-        h.field(&CACHE_FORMAT_VERSION.to_le_bytes());
-        h.field(&linker.major.to_le_bytes())
-            .field(&linker.minor.to_le_bytes());
-        h.field(self.target.to_string().as_bytes());
-        h.field(&(self.options.len() as u64).to_le_bytes());
-        for option in &self.options {
-            h.field(option.as_bytes());
-        }
-        h.field(&(self.inputs.len() as u64).to_le_bytes());
-        for input in &self.inputs {
-            h.field(format!("{:?}", input.format).as_bytes());
-            h.field(input.hash.as_bytes());
-        }
+        h.field(&CACHE_FORMAT_VERSION.to_le_bytes())
+            .field(&linker.major.to_le_bytes())
+            .field(&linker.minor.to_le_bytes())
+            .field(&target.key_code())
+            .field(self.content.as_bytes());
         PlanKey(h.finish())
     }
 
@@ -223,6 +317,33 @@ impl Plan {
     }
 }
 
+fn check(plan: &str, target: &Target, requirements: &Requirements) -> Result<()> {
+    match requirements.unmet_on(target) {
+        None => Ok(()),
+        Some(requirement) => Err(Error::UnsupportedPlan {
+            plan: plan.to_string(),
+            target: *target,
+            requirement,
+        }),
+    }
+}
+
+/// The digest of what a plan links, independent of target and linker: the options and
+/// each input's format code and content hash, in order.
+fn content_digest(options: &[String], inputs: &[PlanInput]) -> Digest {
+    let mut h = FieldHasher::new("ltokit plan content");
+    h.field(&(options.len() as u64).to_le_bytes());
+    for option in options {
+        h.field(option.as_bytes());
+    }
+    h.field(&(inputs.len() as u64).to_le_bytes());
+    for input in inputs {
+        h.field(&[input.format.key_code()]);
+        h.field(input.hash.as_bytes());
+    }
+    h.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,8 +355,8 @@ mod tests {
             PlanInput::from_bytes("x", v).unwrap()
         };
         Plan::new(
-            "p".into(),
-            "k".into(),
+            "p",
+            "k",
             target.parse().unwrap(),
             options.iter().map(|s| s.to_string()).collect(),
             inputs.iter().map(|b| ir(b)).collect(),
@@ -255,9 +376,15 @@ mod tests {
             base,
             plan("sm_90", &["-O3"], &[b"a", b"b"]).key(Version::new(13, 1))
         );
-        // The name is not part of the key.
-        let mut renamed = plan("sm_90", &["-O3"], &[b"a", b"b"]);
-        renamed.name = "other".into();
+        // The name and kernel are not part of the key.
+        let p = plan("sm_90", &["-O3"], &[b"a", b"b"]);
+        let renamed = Plan::new(
+            "other",
+            "k2",
+            p.target(),
+            p.options().to_vec(),
+            p.inputs().to_vec(),
+        );
         assert_eq!(base, renamed.key(v));
     }
 }

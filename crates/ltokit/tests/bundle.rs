@@ -2,7 +2,7 @@
 
 use ltokit::bundle::{Bundle, FragmentRecord, PlanRecord, Role};
 use ltokit::digest::Digest;
-use ltokit::toolkit::Version;
+use ltokit::version::Version;
 
 fn record(name: &str, role: Role) -> FragmentRecord {
     FragmentRecord {
@@ -53,9 +53,9 @@ fn round_trip_and_plans() {
     assert_eq!(raw.len(), 3006);
     assert_eq!(Digest::of(&raw), b.manifest().fragments[1].content_hash);
     let plan = b.plan("p", "sm_90a".parse().unwrap()).unwrap();
-    assert_eq!(plan.inputs.len(), 2);
-    assert_eq!(plan.target.to_string(), "sm_90a");
-    assert_eq!(plan.inputs[0].name, "entry");
+    assert_eq!(plan.inputs().len(), 2);
+    assert_eq!(plan.target().to_string(), "sm_90a");
+    assert_eq!(plan.inputs()[0].name, "entry");
     assert!(b
         .plan("nope", "sm_90".parse().unwrap())
         .unwrap_err()

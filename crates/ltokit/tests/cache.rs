@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use ltokit::cache::{CacheConfig, CubinLoader, KernelCache, Level, PlanLinker};
 use ltokit::plan::{Plan, PlanInput};
-use ltokit::toolkit::Version;
+use ltokit::version::Version;
 use ltokit::{Error, Result};
 
 /// Links by hashing the plan's inputs into a fake cubin; counts links; sleeps on request.
@@ -27,12 +27,12 @@ impl PlanLinker for FakeLinker {
     fn link(&self, plan: &Plan) -> Result<Vec<u8>> {
         self.links.fetch_add(1, Ordering::SeqCst);
         match &self.slow_plan {
-            Some((name, d)) if *name == plan.name => std::thread::sleep(*d),
+            Some((name, d)) if *name == plan.name() => std::thread::sleep(*d),
             _ => std::thread::sleep(self.delay),
         }
         let mut out = b"\x7fELF fake cubin for ".to_vec();
-        out.extend_from_slice(plan.name.as_bytes());
-        for input in &plan.inputs {
+        out.extend_from_slice(plan.name().as_bytes());
+        for input in plan.inputs() {
             out.extend_from_slice(input.hash.as_bytes());
         }
         out.resize(out.len() + 1000, 0xAB);
@@ -44,13 +44,7 @@ fn plan(name: &str) -> Plan {
     let mut ir = vec![0xed, 0x43, 0x4e, 0x7f, 1, 65];
     ir.extend_from_slice(name.as_bytes());
     let input = PlanInput::from_bytes(format!("{name}.ltoir"), ir).unwrap();
-    Plan::new(
-        name.into(),
-        "k".into(),
-        "sm_90".parse().unwrap(),
-        vec![],
-        vec![input],
-    )
+    Plan::new(name, "k", "sm_90".parse().unwrap(), vec![], vec![input])
 }
 
 fn temp_dir(tag: &str) -> PathBuf {

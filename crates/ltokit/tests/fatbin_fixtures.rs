@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 mod common;
 
-use ltokit::cubin::CubinInfo;
-use ltokit::fatbin::{self, Codec, EntryKind, FatbinWriter};
-use ltokit::inventory::inventory_file;
+use ltokit::formats::cubin::CubinInfo;
+use ltokit::formats::fatbin::{self, Codec, EntryKind, FatbinWriter};
+use ltokit::formats::inventory::inventory_file;
 use ltokit::Target;
 
 use common::{fixtures, read_fixture as read};
@@ -304,13 +304,13 @@ fn malformed_fatbins_are_errors_not_panics() {
     }
 }
 
-fn ltoki_inventory(data: &[u8]) -> ltokit::Result<ltokit::inventory::FileInventory> {
-    ltokit::inventory::inventory_bytes("fuzzed", data)
+fn ltoki_inventory(data: &[u8]) -> ltokit::Result<ltokit::formats::inventory::FileInventory> {
+    ltokit::formats::inventory::inventory_bytes("fuzzed", data)
 }
 
 #[test]
 fn garbage_is_rejected_with_a_clear_error() {
-    let err = ltokit::inventory::inventory_bytes("notes.txt", b"just some text")
+    let err = ltokit::formats::inventory::inventory_bytes("notes.txt", b"just some text")
         .unwrap_err()
         .to_string();
     assert!(
@@ -319,7 +319,7 @@ fn garbage_is_rejected_with_a_clear_error() {
     );
     let mut elf = read("host_object.o");
     elf.truncate(100);
-    assert!(ltokit::inventory::inventory_bytes("cut.o", &elf).is_err());
+    assert!(ltokit::formats::inventory::inventory_bytes("cut.o", &elf).is_err());
     let err = fatbin::parse(&[0x50, 0xed, 0x55, 0xba, 2, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0])
         .unwrap_err()
         .to_string();

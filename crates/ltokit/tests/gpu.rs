@@ -2,10 +2,11 @@
 //! (scripts/gpu-run.sh does). Every result is compared with the CPU reference on fresh
 //! random inputs; output buffers start poisoned.
 
-use ltokit::fatbin::{Codec, EntryKind, FatbinWriter};
+use ltokit::formats::fatbin::{Codec, EntryKind, FatbinWriter};
 use ltokit::launch::{Gpu, LaunchConfig, Param};
 use ltokit::link::{self, LinkInput};
-use ltokit::{demo, Error, Target};
+use ltokit::{Error, Target};
+use ltokit_demo as demo;
 
 fn gpu() -> Gpu {
     Gpu::open(0).expect("these tests need a GPU; run them on the GPU machine (scripts/gpu-run.sh)")
@@ -101,27 +102,28 @@ fn wrong_signatures_and_launches_are_errors() {
     };
     // Scalars swapped: f32 where an i32 goes.
     let (a, n) = (2.0f32, 32i32);
-    let err = gpu
+    let swapped = gpu
         .launch(&kernel, cfg)
         .buffer(&x)
         .buffer_mut(&mut y)
         .scalar(&n)
-        .scalar(&a)
-        .run()
-        .unwrap_err();
+        .scalar(&a);
+    // SAFETY: the launch is refused before it reaches the GPU (that is what is tested);
+    // were it not, ltk_demo would touch 32 elements of 32-element buffers.
+    let err = unsafe { swapped.run() }.unwrap_err();
     assert!(err.to_string().contains("do not match"), "{err}");
     let bad_shape = LaunchConfig {
         block_dim: (2048, 1, 1),
         ..cfg
     };
-    assert!(gpu
+    let too_wide = gpu
         .launch(&kernel, bad_shape)
         .buffer(&x)
         .buffer_mut(&mut y)
         .scalar(&a)
-        .scalar(&n)
-        .run()
-        .is_err());
+        .scalar(&n);
+    // SAFETY: as above: refused before launch; n = 32 bounds every access.
+    assert!(unsafe { too_wide.run() }.is_err());
     // Nothing ran: y is untouched.
     assert_eq!(gpu.download(&y).unwrap(), vec![1f32; 32]);
 }

@@ -5,13 +5,14 @@
 
 mod common;
 
-use ltokit::cubin::CubinInfo;
-use ltokit::fatbin::{self, Codec, EntryKind, FatbinWriter};
+use ltokit::formats::cubin::CubinInfo;
+use ltokit::formats::fatbin::{self, Codec, EntryKind, FatbinWriter};
 use ltokit::fragment::{self, CompileOptions};
 use ltokit::link::{self, LinkInput};
 use ltokit::toolkit::nvfatbin::{FatbinInput, NvFatbin};
 use ltokit::toolkit::nvjitlink::NvJitLink;
-use ltokit::{demo, Error, Target};
+use ltokit::{Error, Target};
+use ltokit_demo as demo;
 
 fn t(s: &str) -> Target {
     s.parse().unwrap()
@@ -29,7 +30,7 @@ fn three_fragments_link_for_every_architecture() {
     assert_eq!(fragments.len(), 3);
     for f in &fragments {
         assert!(
-            ltokit::ltoir::is_ltoir(&f.ltoir),
+            ltokit::formats::ltoir::is_ltoir(&f.ltoir),
             "{} is not LTO-IR",
             f.name
         );
@@ -93,7 +94,7 @@ fn ir_from_a_newer_toolkit_is_refused_clearly() {
     let fragments = demo::compile_fragments(t("sm_90")).unwrap();
     let mut inputs: Vec<LinkInput> = fragments.iter().map(LinkInput::from_fragment).collect();
     let linker = NvJitLink::get().unwrap().version();
-    inputs[1].producer = Some(ltokit::toolkit::Version::new(
+    inputs[1].producer = Some(ltokit::version::Version::new(
         linker.major,
         linker.minor + 1,
     ));
@@ -103,8 +104,8 @@ fn ir_from_a_newer_toolkit_is_refused_clearly() {
     let mut raw = fragments[1].ltoir.clone();
     raw[5] = 67;
     let input = LinkInput::from_bytes("newer.ltoir", raw).unwrap();
-    assert_eq!(input.producer, Some(ltokit::toolkit::Version::new(13, 5)));
-    if linker < ltokit::toolkit::Version::new(13, 5) {
+    assert_eq!(input.producer, Some(ltokit::version::Version::new(13, 5)));
+    if linker < ltokit::version::Version::new(13, 5) {
         let err = link::link(&[input], t("sm_90"), &[])
             .unwrap_err()
             .to_string();

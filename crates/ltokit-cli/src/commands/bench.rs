@@ -12,10 +12,11 @@ use std::time::Instant;
 
 use ltokit::bundle::Bundle;
 use ltokit::cache::KernelCache;
+use ltokit::launch;
 use ltokit::launch::{Gpu, ModuleLoader};
 use ltokit::plan::Plan;
 use ltokit::toolkit::nvjitlink::NvJitLink;
-use ltokit::{demo, launch};
+use ltokit_demo as demo;
 
 use super::cache::CacheArgs;
 use super::parse_target;
@@ -49,7 +50,7 @@ fn ms(since: Instant) -> f64 {
 fn demo_variant(plan: &Plan) -> Option<(f32, demo::Combine)> {
     let mut scale = None;
     let mut combine = None;
-    for input in &plan.inputs {
+    for input in plan.inputs() {
         if let Some(x) = input.name.strip_prefix("transform_x") {
             scale = x.parse::<f32>().ok();
         }
@@ -108,7 +109,7 @@ pub fn run(args: &CacheBenchArgs) -> anyhow::Result<ExitCode> {
     let bundle = Bundle::open(bundle)?;
     let plan = bundle.plan(plan_name, target)?;
     let mut report = Report {
-        plan: plan.name.clone(),
+        plan: plan.name().to_string(),
         target: target.to_string(),
         ..Report::default()
     };
@@ -129,8 +130,9 @@ pub fn run(args: &CacheBenchArgs) -> anyhow::Result<ExitCode> {
         report.linker_load_ms = Some(ms(started));
         if let Some(other) = bundle
             .plans(target)?
+            .plans
             .into_iter()
-            .find(|p| p.name != plan.name)
+            .find(|p| p.name() != plan.name())
         {
             let started = Instant::now();
             other.link()?;
@@ -142,14 +144,14 @@ pub fn run(args: &CacheBenchArgs) -> anyhow::Result<ExitCode> {
     match &gpu {
         Some(gpu) => {
             anyhow::ensure!(
-                plan.kernel == demo::KERNEL,
+                plan.kernel() == demo::KERNEL,
                 "bench cache knows the parameters of {} only",
                 demo::KERNEL
             );
             let cache = KernelCache::with_loader(config, ModuleLoader::new(Arc::clone(gpu)));
             let started = Instant::now();
             let (module, level) = cache.get_traced(&plan)?;
-            let kernel = module.kernel(&plan.kernel, demo::SIGNATURE)?;
+            let kernel = module.kernel(&plan.kernel(), demo::SIGNATURE)?;
             report.request_to_ready_ms = ms(started);
             report.level = format!("{level:?}").to_lowercase();
             report.nvjitlink_loaded = nvjitlink_mapped();
@@ -161,7 +163,7 @@ pub fn run(args: &CacheBenchArgs) -> anyhow::Result<ExitCode> {
             }
             if check {
                 let (scale, combine) = demo_variant(&plan).ok_or_else(|| {
-                    anyhow::anyhow!("{} is not a plan of the demo bundle", plan.name)
+                    anyhow::anyhow!("{} is not a plan of the demo bundle", plan.name())
                 })?;
                 let seed = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)

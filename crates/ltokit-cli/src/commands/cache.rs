@@ -205,7 +205,7 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
             let plan = ltokit::bundle::Bundle::open(&bundle)?.plan(&plan, target)?;
             let bytes =
                 std::fs::read(&cubin).with_context(|| format!("reading {}", cubin.display()))?;
-            let info = ltokit::cubin::CubinInfo::parse(&bytes)?;
+            let info = ltokit::formats::cubin::CubinInfo::parse(&bytes)?;
             anyhow::ensure!(
                 info.arch == target.number(),
                 "{} is a cubin for sm_{}, not {target}",
@@ -213,19 +213,19 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
                 info.arch
             );
             anyhow::ensure!(
-                info.kernels.contains(&plan.kernel),
+                info.kernels.iter().any(|k| k == plan.kernel()),
                 "{} has no kernel {} (it has: {})",
                 cubin.display(),
-                plan.kernel,
+                plan.kernel(),
                 info.kernels.join(", ")
             );
             let linker = ltokit::cache::NvJitLinkLinker::new(Some(disk.root().join("linkers")));
             let key = plan.key(ltokit::cache::PlanLinker::version(&linker)?);
-            disk.put(&key, Some(plan.target), &bytes)?;
+            disk.put(&key, Some(plan.target()), &bytes)?;
             println!(
                 "stored {} as plan {} for {target} (key {})",
                 cubin.display(),
-                plan.name,
+                plan.name(),
                 key.0.short(16)
             );
         }

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use ltokit::cache::{CacheConfig, KernelCache, Level};
 use ltokit::launch::{self, Gpu};
-use ltokit::{inventory, Target};
+use ltokit::{formats::inventory, Target};
 use ltokit_ivf::data::synthetic_pair;
 use ltokit_ivf::gpu::{bundle, plan_names, DeviceLists, GpuIndex, IvfGpu, EXACT_CHUNK};
 use ltokit_ivf::index::veclen;

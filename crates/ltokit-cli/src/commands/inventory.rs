@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ltokit::inventory::{self, FileInventory};
+use ltokit::formats::inventory::{self, FileInventory};
 
 use super::human_bytes;
 

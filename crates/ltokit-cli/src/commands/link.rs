@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use ltokit::cache::KernelCache;
-use ltokit::cubin::CubinInfo;
+use ltokit::formats::cubin::CubinInfo;
 use ltokit::plan::{Plan, PlanInput};
 
 use super::cache::CacheArgs;
@@ -27,13 +27,7 @@ pub fn run(
             PlanInput::from_bytes(p.display().to_string(), data)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let plan = Plan::new(
-        "ltokit link".into(),
-        String::new(),
-        target,
-        options.to_vec(),
-        plan_inputs,
-    );
+    let plan = Plan::new("ltokit link", "", target, options.to_vec(), plan_inputs);
     let cache = KernelCache::new(cache.config()?);
     let started = Instant::now();
     let (cubin, level) = cache.get_traced(&plan)?;

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use ltokit::audit::{self, Policy};
 use ltokit::bundle::Bundle;
 use ltokit::cache::{CacheConfig, NvJitLinkLinker, PlanLinker};
-use ltokit::fatbin::{Codec, EntryKind, FatbinWriter};
+use ltokit::formats::audit::{self, Policy};
+use ltokit::formats::fatbin::{Codec, EntryKind, FatbinWriter};
 use ltokit::launch::{self, Gpu};
 use ltokit::provider::{self, build, usable_on, Provider};
 use ltokit::Target;

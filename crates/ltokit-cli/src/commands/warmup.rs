@@ -34,7 +34,7 @@ pub fn run(
     let bar = if json {
         ProgressBar::hidden()
     } else {
-        ProgressBar::new(plans.len() as u64)
+        ProgressBar::new(plans.plans.len() as u64)
     };
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}")
@@ -45,23 +45,27 @@ pub fn run(
         bar.set_message(event.plan.clone());
     });
     bar.finish_and_clear();
-    let per_second = plans.len() as f64 / report.elapsed.as_secs_f64().max(1e-9);
+    let per_second = plans.plans.len() as f64 / report.elapsed.as_secs_f64().max(1e-9);
     if json {
         let value = serde_json::json!({
-            "bundle": bundle.label(), "target": target.to_string(), "plans": plans.len(),
+            "bundle": bundle.label(), "target": target.to_string(), "plans": plans.plans.len(),
             "linked": report.linked, "cached": report.cached, "failed": report.failed,
+            "skipped": report.skipped,
             "seconds": report.elapsed.as_secs_f64(), "plans_per_second": per_second,
         });
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         println!(
             "{} plans for {target}: {} linked, {} already cached, {} failed in {:.2} s ({per_second:.1} plans/s)",
-            plans.len(),
+            plans.plans.len(),
             report.linked,
             report.cached,
             report.failed.len(),
             report.elapsed.as_secs_f64()
         );
+        for s in &report.skipped {
+            println!("skipped {}: {} (target {target})", s.plan, s.why);
+        }
         for (plan, error) in &report.failed {
             eprintln!("failed: {plan}: {error}");
         }

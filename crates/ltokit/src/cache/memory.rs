@@ -6,7 +6,9 @@
 //! for other keys, never wait behind a computation in flight.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, Result};
 use crate::plan::PlanKey;
@@ -45,14 +47,10 @@ impl<T> Default for MemoryCache<T> {
     }
 }
 
-fn lock<X>(m: &Mutex<X>) -> MutexGuard<'_, X> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 impl<T: Clone> MemoryCache<T> {
     /// The value for `key` if ready, without waiting.
     pub fn peek(&self, key: &PlanKey) -> Option<T> {
-        match lock(&self.map).get(key) {
+        match self.map.lock().get(key) {
             Some(Slot::Ready(v)) => Some(v.clone()),
             _ => None,
         }
@@ -60,7 +58,8 @@ impl<T: Clone> MemoryCache<T> {
 
     /// Number of ready entries.
     pub fn len(&self) -> usize {
-        lock(&self.map)
+        self.map
+            .lock()
             .values()
             .filter(|s| matches!(s, Slot::Ready(_)))
             .count()
@@ -79,7 +78,7 @@ impl<T: Clone> MemoryCache<T> {
         compute: impl FnOnce() -> Result<T>,
     ) -> Result<(T, Served)> {
         let flight = {
-            let mut map = lock(&self.map);
+            let mut map = self.map.lock();
             match map.get(&key) {
                 Some(Slot::Ready(v)) => return Ok((v.clone(), Served::Hit)),
                 Some(Slot::Pending(f)) => Arc::clone(f),
@@ -94,7 +93,7 @@ impl<T: Clone> MemoryCache<T> {
                 }
             }
         };
-        let mut outcome = lock(&flight.outcome);
+        let mut outcome = flight.outcome.lock();
         loop {
             match outcome.as_ref() {
                 Some(Ok(v)) => return Ok((v.clone(), Served::Waited)),
@@ -104,7 +103,7 @@ impl<T: Clone> MemoryCache<T> {
                         message: message.clone(),
                     })
                 }
-                None => outcome = flight.done.wait(outcome).unwrap_or_else(|p| p.into_inner()),
+                None => flight.done.wait(&mut outcome),
             }
         }
     }
@@ -136,15 +135,17 @@ struct LeaderGuard<'a, T: Clone> {
 }
 
 impl<T: Clone> LeaderGuard<'_, T> {
+    /// Publishes the leader's outcome. The leader keeps its own error; waiters get its
+    /// text (an [`Error`] is not `Clone`).
     fn finish(&mut self, result: &Result<T>) {
         {
-            let mut map = lock(&self.cache.map);
+            let mut map = self.cache.map.lock();
             match result {
                 Ok(v) => map.insert(self.key, Slot::Ready(v.clone())),
                 Err(_) => map.remove(&self.key),
             };
         }
-        *lock(&self.flight.outcome) = Some(match result {
+        *self.flight.outcome.lock() = Some(match result {
             Ok(v) => Ok(v.clone()),
             Err(e) => Err(e.to_string()),
         });
@@ -156,8 +157,8 @@ impl<T: Clone> LeaderGuard<'_, T> {
 impl<T: Clone> Drop for LeaderGuard<'_, T> {
     fn drop(&mut self) {
         if !self.finished {
-            lock(&self.cache.map).remove(&self.key);
-            *lock(&self.flight.outcome) =
+            self.cache.map.lock().remove(&self.key);
+            *self.flight.outcome.lock() =
                 Some(Err("the thread computing this entry panicked".into()));
             self.flight.done.notify_all();
         }

@@ -5,7 +5,7 @@
 //! get(plan) ─► L1 hit? ──────────────────────────────────────────────► kernel
 //!                │ miss (single flight per key: one thread computes, the others wait)
 //!                ▼
-//!              [providers — a later layer slots in here]
+//!              providers serving the target's compute capability (prebuilt, read-only)
 //!                ▼
 //!              L2 hit? ─────────────────────────────────► load ─► L1 ─► kernel
 //!                │ miss; strict mode (LTOKIT_JIT=off) stops here with an error
@@ -40,7 +40,7 @@ use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanKey};
 use crate::provider::Provider;
 use crate::toolkit::nvjitlink::NvJitLink;
-use crate::toolkit::Version;
+use crate::version::Version;
 
 /// Default size bound of the disk cache: 1 GiB. A full IVF-Flat variant space for one
 /// architecture is tens of MB of cubins; 1 GiB holds that for several architectures and
@@ -95,16 +95,22 @@ impl CacheConfig {
             Some(default_dir())
         };
         let max_bytes = match std::env::var("LTOKIT_CACHE_MAX_BYTES") {
-            Ok(v) => parse_bytes(&v).ok_or_else(|| Error::InvalidArgument(format!("LTOKIT_CACHE_MAX_BYTES={v:?} is not a size (use bytes, or a number with K, M or G)")))?,
+            Ok(v) => parse_bytes(&v).ok_or_else(|| Error::BadEnvironment {
+                variable: "LTOKIT_CACHE_MAX_BYTES",
+                value: v.clone(),
+                why: "not a size; use bytes, or a number with K, M or G (e.g. 512M)".into(),
+            })?,
             Err(_) => DEFAULT_MAX_BYTES,
         };
         let allow_newer_minor = match std::env::var("LTOKIT_PROVIDER_POLICY").as_deref() {
             Err(_) | Ok("exact") => false,
             Ok("minor") => true,
             Ok(other) => {
-                return Err(Error::InvalidArgument(format!(
-                    "LTOKIT_PROVIDER_POLICY={other:?}: use exact or minor"
-                )))
+                return Err(Error::BadEnvironment {
+                    variable: "LTOKIT_PROVIDER_POLICY",
+                    value: other.to_string(),
+                    why: "use exact (the default) or minor".into(),
+                })
             }
         };
         Ok(CacheConfig {
@@ -376,11 +382,13 @@ impl<L: Loader> KernelCache<L> {
 
     /// The cubin for `plan` from a provider, L2 or a link, without touching L1.
     pub fn cubin(&self, plan: &Plan) -> Result<(Arc<[u8]>, Level)> {
-        for provider in crate::provider::for_device(
+        // Matched once per request; strict mode's error lists the same providers.
+        let serving = crate::provider::for_device(
             &self.providers,
-            plan.target.cc,
+            plan.target().cc,
             self.config.allow_newer_minor,
-        ) {
+        );
+        for provider in &serving {
             if let Some(cubin) = provider.get(plan) {
                 self.counters.add(Stats {
                     provider_hits: 1,
@@ -390,7 +398,7 @@ impl<L: Loader> KernelCache<L> {
             }
         }
         let key = self.key(plan)?;
-        self.cubin_for_key(plan, &key)
+        self.cubin_for_key(plan, &key, &serving)
     }
 
     fn record(&self, delta: Stats) {
@@ -430,7 +438,12 @@ impl<L: Loader> KernelCache<L> {
         }
     }
 
-    fn cubin_for_key(&self, plan: &Plan, key: &PlanKey) -> Result<(Arc<[u8]>, Level)> {
+    fn cubin_for_key(
+        &self,
+        plan: &Plan,
+        key: &PlanKey,
+        serving: &[Arc<Provider>],
+    ) -> Result<(Arc<[u8]>, Level)> {
         if let Some(l2) = &self.l2 {
             if let Some(cubin) = self.l2_lookup(l2, key) {
                 return Ok((cubin, Level::L2));
@@ -445,19 +458,14 @@ impl<L: Loader> KernelCache<L> {
                 Some(l2) => format!("memory, disk cache {}", l2.root().display()),
                 None => "memory (disk cache off)".into(),
             };
-            let serving = crate::provider::for_device(
-                &self.providers,
-                plan.target.cc,
-                self.config.allow_newer_minor,
-            );
             if serving.is_empty() {
                 looked_in.push_str(&format!(
                     ", no provider for {} ({} found)",
-                    plan.target,
+                    plan.target(),
                     self.providers.len()
                 ));
             }
-            for p in &serving {
+            for p in serving {
                 looked_in.push_str(&format!(
                     ", provider {} ({})",
                     p.path().display(),
@@ -501,14 +509,14 @@ impl<L: Loader> KernelCache<L> {
                 return Err(e);
             }
         };
-        tracing::debug!(plan = %plan.name, key = %key, ms = nanos as f64 / 1e6, "linked");
+        tracing::debug!(plan = %plan.name(), key = %key, ms = nanos as f64 / 1e6, "linked");
         let mut delta = Stats {
             links: 1,
             link_nanos: nanos,
             ..Stats::default()
         };
         if let Some(l2) = self.l2.as_ref().filter(|l2| l2.writable()) {
-            match l2.put(key, Some(plan.target), &cubin) {
+            match l2.put(key, Some(plan.target()), &cubin) {
                 Ok(evicted) => {
                     delta.bytes_written = cubin.len() as u64;
                     delta.evictions = evicted;
@@ -543,6 +551,8 @@ fn open_l2(config: &CacheConfig) -> Option<DiskCache> {
 
 /// Opens the disk cache of `dir` for maintenance (`ltokit cache …`).
 pub fn open_for_maintenance(dir: &Path, max_bytes: u64) -> Result<DiskCache> {
-    DiskCache::open(dir, max_bytes)
-        .map_err(|why| Error::InvalidArgument(format!("disk cache unusable: {why}")))
+    DiskCache::open(dir, max_bytes).map_err(|why| Error::CacheUnusable {
+        dir: dir.to_path_buf(),
+        why,
+    })
 }

@@ -3,7 +3,8 @@
 use std::time::{Duration, Instant};
 
 use super::{KernelCache, Level, Loader};
-use crate::plan::Plan;
+use crate::bundle::PlansFor;
+use crate::plan::SkippedPlan;
 
 /// What happened to one plan.
 #[derive(Debug, Clone)]
@@ -23,22 +24,25 @@ pub struct WarmupReport {
     pub cached: usize,
     /// Plans that failed, with their errors.
     pub failed: Vec<(String, String)>,
+    /// Plans the target cannot run, not linked, with what it lacks.
+    pub skipped: Vec<SkippedPlan>,
     /// Wall time.
     pub elapsed: Duration,
 }
 
-/// Links every plan not yet cached, `jobs` at a time (0 = one per core), calling
-/// `progress` after each plan. Failures are collected, not fatal.
+/// Links every plan of `plans` not yet cached, `jobs` at a time (0 = one per core),
+/// calling `progress` after each plan; the plans its target cannot run are listed in the
+/// report, not linked. Failures are collected, not fatal.
 pub fn warmup<L: Loader>(
     cache: &KernelCache<L>,
-    plans: &[Plan],
+    plans: &PlansFor,
     jobs: usize,
     progress: &(dyn Fn(&WarmupEvent) + Sync),
 ) -> WarmupReport {
     let started = Instant::now();
-    let outcomes = crate::parallel::map(plans, jobs, |plan| {
+    let outcomes = crate::parallel::map(&plans.plans, jobs, |plan| {
         let event = WarmupEvent {
-            plan: plan.name.clone(),
+            plan: plan.name().to_string(),
             outcome: cache
                 .cubin(plan)
                 .map(|(_, level)| level)
@@ -47,7 +51,10 @@ pub fn warmup<L: Loader>(
         progress(&event);
         event
     });
-    let mut report = WarmupReport::default();
+    let mut report = WarmupReport {
+        skipped: plans.skipped.clone(),
+        ..WarmupReport::default()
+    };
     for event in outcomes {
         match event.outcome {
             Ok(Level::Link) => report.linked += 1,

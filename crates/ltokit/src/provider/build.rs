@@ -11,7 +11,7 @@ use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::plan::{PlanKey, CACHE_FORMAT_VERSION};
 use crate::toolkit::nvjitlink::NvJitLink;
-use crate::toolkit::Version;
+use crate::version::Version;
 
 /// What a build put in and left out.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -46,46 +46,23 @@ pub fn link_all(
     jobs: usize,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Linked> {
-    let records: Vec<_> = match plans {
-        None => bundle.manifest().plans.iter().collect(),
-        Some(names) => names
-            .iter()
-            .map(|n| {
-                bundle
-                    .manifest()
-                    .plans
-                    .iter()
-                    .find(|p| &p.name == n)
-                    .ok_or_else(|| {
-                        Error::InvalidArgument(format!(
-                            "bundle {} has no plan {n:?}",
-                            bundle.label()
-                        ))
-                    })
-            })
-            .collect::<Result<_>>()?,
+    let selected = match plans {
+        None => bundle.plans(target)?,
+        Some(names) => bundle.plans_of(names, target)?,
     };
     let linker = NvJitLink::get()?.version();
-    let mut skipped = Vec::new();
-    let mut todo = Vec::new();
-    for r in records {
-        match r.unsupported_on(&target) {
-            Some(why) => skipped.push(SkippedPlan {
-                plan: r.name.clone(),
-                why,
-            }),
-            None => todo.push(bundle.plan(&r.name, target)?),
-        }
-    }
+    let (todo, skipped) = (selected.plans, selected.skipped);
     let entries = crate::parallel::try_map(&todo, jobs, |plan| {
-        let out = plan.link().map_err(|e| {
-            Error::InvalidArgument(format!("linking plan {} for {target}: {e}", plan.name))
+        let out = plan.link().map_err(|e| Error::PlanLink {
+            plan: plan.name().to_string(),
+            target,
+            source: Box::new(e),
         })?;
-        progress(&plan.name);
+        progress(plan.name());
         let entry = ProviderEntry {
             key: plan.key(linker).0,
-            plan: Some(plan.name.clone()),
-            kernel: Some(plan.kernel.clone()),
+            plan: Some(plan.name().to_string()),
+            kernel: Some(plan.kernel().to_string()),
             digest: Digest::of(&out.cubin),
             offset: 0,
             stored_bytes: 0,

@@ -1,7 +1,7 @@
 //! Providers: prebuilt cubins for one exact target and a set of plans, so that a
 //! deployment needs no linking at run time.
 //!
-//! File layout (little-endian; the envelope is [`crate::container`]): magic `LTOKPROV`, `u32` format version, `u32` reserved,
+//! File layout (little-endian; the envelope is [`crate::formats::container`]): magic `LTOKPROV`, `u32` format version, `u32` reserved,
 //! `u64` manifest length, 32-byte BLAKE3 of the manifest, `u64` payload length, the JSON
 //! [`ProviderManifest`], then one zstd frame per entry. Any entry can be read without
 //! decompressing the others; each is checked against its digest when read.
@@ -24,8 +24,9 @@ use std::sync::Arc;
 use crate::arch::{ComputeCapability, Target, Variant};
 use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::plan::{Plan, PlanKey};
-use crate::toolkit::Version;
+pub use crate::plan::SkippedPlan;
+use crate::plan::{Plan, PlanKey, CACHE_FORMAT_VERSION};
+use crate::version::Version;
 
 /// Magic bytes of a provider file.
 pub const MAGIC: &[u8; 8] = b"LTOKPROV";
@@ -55,15 +56,6 @@ pub struct ProviderEntry {
     pub stored_bytes: u64,
     /// Cubin size.
     pub raw_bytes: u64,
-}
-
-/// A plan left out of a provider, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SkippedPlan {
-    /// Plan name.
-    pub plan: String,
-    /// Why the target cannot run it.
-    pub why: String,
 }
 
 /// A provider's manifest.
@@ -142,7 +134,7 @@ impl Provider {
     /// Opens provider bytes; `path` names them.
     pub fn from_bytes(path: &Path, data: Vec<u8>) -> Result<Provider> {
         let label = path.display().to_string();
-        let layout = crate::container::open(&data, MAGIC, FORMAT_VERSION, "provider")
+        let layout = crate::formats::container::open(&data, MAGIC, FORMAT_VERSION, "provider")
             .map_err(|why| malformed(&label, why))?;
         let (manifest_bytes, payload_len) = (layout.manifest(&data), layout.payload_len);
         let manifest: ProviderManifest = serde_json::from_slice(manifest_bytes)
@@ -152,6 +144,15 @@ impl Provider {
             return Err(malformed(
                 &label,
                 format!("target {target} is not a machine target (sm_XY)"),
+            ));
+        }
+        if manifest.cache_format != CACHE_FORMAT_VERSION {
+            return Err(malformed(
+                &label,
+                format!(
+                    "its keys use cache format {}, this ltokit uses {CACHE_FORMAT_VERSION}",
+                    manifest.cache_format
+                ),
             ));
         }
         for e in &manifest.entries {
@@ -182,15 +183,17 @@ impl Provider {
         }
         let mut payload = Vec::new();
         for (e, cubin) in manifest.entries.iter_mut().zip(cubins) {
-            let frame = crate::container::append_frame(&mut payload, cubin)?;
+            let frame = crate::formats::container::append_frame(&mut payload, cubin)?;
             e.offset = frame.offset;
             e.stored_bytes = frame.stored_bytes;
             e.raw_bytes = frame.raw_bytes;
             e.digest = frame.digest;
         }
-        let json = serde_json::to_vec_pretty(&manifest)
-            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        let out = crate::container::write(MAGIC, FORMAT_VERSION, &json, &payload);
+        let json = serde_json::to_vec_pretty(&manifest).map_err(|source| Error::Serialize {
+            what: format!("the manifest of a provider for {}", manifest.target),
+            source,
+        })?;
+        let out = crate::formats::container::write(MAGIC, FORMAT_VERSION, &json, &payload);
         Ok(out)
     }
 
@@ -211,30 +214,30 @@ impl Provider {
 
     /// The key `plan` has in this provider.
     pub fn key_of(&self, plan: &Plan) -> PlanKey {
-        plan.retargeted(self.target).key(self.manifest.linker)
+        plan.key_on(self.target, self.manifest.linker)
     }
 
     /// Reads and verifies entry `index`.
     pub fn entry_bytes(&self, index: usize) -> Result<Vec<u8>> {
-        let e = self
-            .manifest
-            .entries
-            .get(index)
-            .ok_or_else(|| Error::InvalidArgument(format!("no entry #{index}")))?;
-        let frame = crate::container::Frame {
+        let e = self.manifest.entries.get(index).ok_or_else(|| {
+            malformed(
+                &self.path.display().to_string(),
+                format!("no entry #{index} (it has {})", self.manifest.entries.len()),
+            )
+        })?;
+        let frame = crate::formats::container::Frame {
             offset: e.offset,
             stored_bytes: e.stored_bytes,
             raw_bytes: e.raw_bytes,
             digest: e.digest,
         };
-        let raw = crate::container::read_frame(&self.data, self.payload_start, &frame).map_err(
-            |why| {
+        let raw = crate::formats::container::read_frame(&self.data, self.payload_start, &frame)
+            .map_err(|why| {
                 malformed(
                     &self.path.display().to_string(),
                     format!("entry {}: {why}", e.key.short(16)),
                 )
-            },
-        )?;
+            })?;
         Ok(raw)
     }
 
@@ -261,7 +264,7 @@ impl Provider {
         self.manifest
             .skipped
             .iter()
-            .find(|s| s.plan == plan.name)
+            .find(|s| s.plan == plan.name())
             .map(|s| s.why.as_str())
     }
 

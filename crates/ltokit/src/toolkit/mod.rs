@@ -15,34 +15,13 @@ pub mod nvjitlink;
 pub mod nvrtc;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
+pub use crate::version::Version;
 pub use discovery::Origin;
-
-/// A library version `major.minor`.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-pub struct Version {
-    /// Major version (13 for CUDA 13.x).
-    pub major: u32,
-    /// Minor version.
-    pub minor: u32,
-}
-
-impl Version {
-    /// Makes a version.
-    pub const fn new(major: u32, minor: u32) -> Self {
-        Version { major, minor }
-    }
-}
-
-impl std::fmt::Display for Version {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
 
 /// The CUDA major version ltokit is built for.
 pub const CUDA_MAJOR: u32 = 13;
@@ -151,12 +130,18 @@ pub(crate) unsafe fn resolve<T: Copy>(
     })
 }
 
-/// Reads a NUL-terminated C string returned by a library into an owned `String`.
-pub(crate) fn c_string(ptr: *const std::ffi::c_char) -> String {
+/// Copies a NUL-terminated C string returned by a library into an owned `String`
+/// (`"(no description)"` for a null pointer).
+///
+/// # Safety
+/// `ptr` must be null or point to a NUL-terminated string that stays valid and unchanged
+/// for the duration of the call (a static string, or one owned by a handle the caller
+/// keeps alive).
+pub(crate) unsafe fn c_string(ptr: *const std::ffi::c_char) -> String {
     if ptr.is_null() {
         return String::from("(no description)");
     }
-    // SAFETY: the libraries return pointers to static NUL-terminated strings.
+    // SAFETY: the caller guarantees a valid NUL-terminated string for this call.
     unsafe { std::ffi::CStr::from_ptr(ptr) }
         .to_string_lossy()
         .into_owned()
@@ -191,10 +176,7 @@ impl<T> Lazy<T> {
     }
 
     pub(crate) fn get_or_load(&self, load: impl FnOnce() -> Result<T>) -> Result<Arc<T>> {
-        let mut slot = self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut slot = self.0.lock();
         if let Some(loaded) = slot.as_ref() {
             return Ok(Arc::clone(loaded));
         }

@@ -1,4 +1,4 @@
-//! nvFatbin: NVIDIA's fatbin writer. ltokit has its own writer ([`crate::fatbin::write`]);
+//! nvFatbin: NVIDIA's fatbin writer. ltokit has its own writer ([`crate::formats::fatbin::write`]);
 //! nvFatbin is used to cross-check it and is offered for callers that want NVIDIA's
 //! exact output (e.g. its `-compress-mode=size`).
 
@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use super::{
     c_string, c_strings, open_library, resolve, Lazy, LibrarySpec, OpenedLibrary, Version,
+    CUDA_MAJOR,
 };
 use crate::error::{Error, Result};
-use crate::fatbin::EntryKind;
+use crate::formats::fatbin::EntryKind;
 
 const SPEC: LibrarySpec = LibrarySpec {
     name: "nvFatbin",
@@ -85,7 +86,21 @@ impl NvFatbin {
         let version_fn: unsafe extern "C" fn(*mut u32, *mut u32) -> Res = sym!("nvFatbinVersion");
         let (mut major, mut minor) = (0u32, 0u32);
         // SAFETY: both out-pointers are valid for writes.
-        unsafe { version_fn(&mut major, &mut minor) };
+        let rc = unsafe { version_fn(&mut major, &mut minor) };
+        if rc != 0 {
+            return Err(Error::UnsupportedVersion {
+                library: SPEC.name,
+                found: format!("unknown (nvFatbinVersion returned {rc})"),
+                why: format!("{} could not report its version; reinstall nvidia-nvfatbin=={CUDA_MAJOR}.0.85 or point LTOKIT_CUDA_LIB_DIR at a working nvFatbin", opened.path.display()),
+            });
+        }
+        if major != CUDA_MAJOR {
+            return Err(Error::UnsupportedVersion {
+                library: SPEC.name,
+                found: format!("{major}.{minor}"),
+                why: format!("ltokit writes fatbins for CUDA {CUDA_MAJOR}.x; install nvidia-nvfatbin=={CUDA_MAJOR}.0.85 (or any {CUDA_MAJOR}.x) or point LTOKIT_CUDA_LIB_DIR at one"),
+            });
+        }
         let fns = Fns {
             error_string: sym!("nvFatbinGetErrorString"),
             create: sym!("nvFatbinCreate"),
@@ -122,8 +137,9 @@ impl NvFatbin {
         if rc == 0 {
             return Ok(());
         }
-        // SAFETY: nvFatbinGetErrorString accepts any code and returns a static string.
-        let message = c_string(unsafe { (self.fns.error_string)(rc) });
+        // SAFETY: nvFatbinGetErrorString accepts any code and returns a static string (or
+        // null, which c_string handles).
+        let message = unsafe { c_string((self.fns.error_string)(rc)) };
         Err(Error::Nvfatbin {
             call,
             code: rc,

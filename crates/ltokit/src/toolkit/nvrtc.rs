@@ -93,7 +93,14 @@ impl Nvrtc {
         let version_fn: unsafe extern "C" fn(*mut c_int, *mut c_int) -> Res = sym!("nvrtcVersion");
         let (mut major, mut minor) = (0, 0);
         // SAFETY: both out-pointers are valid for writes.
-        unsafe { version_fn(&mut major, &mut minor) };
+        let rc = unsafe { version_fn(&mut major, &mut minor) };
+        if rc != 0 || major < 0 || minor < 0 {
+            return Err(Error::UnsupportedVersion {
+                library: SPEC.name,
+                found: format!("{major}.{minor} (nvrtcVersion returned {rc})"),
+                why: format!("{} could not report its version; reinstall nvidia-cuda-nvrtc=={CUDA_MAJOR}.0.88 or point LTOKIT_CUDA_LIB_DIR at a working NVRTC", opened.path.display()),
+            });
+        }
         let version = Version::new(major as u32, minor as u32);
         if version.major != CUDA_MAJOR {
             return Err(Error::UnsupportedVersion {
@@ -150,8 +157,9 @@ impl Nvrtc {
         if rc == 0 {
             return Ok(());
         }
-        // SAFETY: nvrtcGetErrorString accepts any code and returns a static string.
-        let message = c_string(unsafe { (self.fns.error_string)(rc) });
+        // SAFETY: nvrtcGetErrorString accepts any code and returns a static string (or
+        // null, which c_string handles).
+        let message = unsafe { c_string((self.fns.error_string)(rc)) };
         Err(Error::Nvrtc {
             call,
             code: rc,
@@ -247,7 +255,9 @@ impl Nvrtc {
             self.check("nvrtcGetLoweredName", unsafe {
                 (self.fns.lowered_name)(program.raw, c_expr.as_ptr(), &mut lowered)
             })?;
-            lowered_names.push((expr.clone(), c_string(lowered)));
+            // SAFETY: `lowered` is null or points into the program's storage, which
+            // `program` keeps alive until after this copy.
+            lowered_names.push((expr.clone(), unsafe { c_string(lowered) }));
         }
         Ok(Compiled {
             code,

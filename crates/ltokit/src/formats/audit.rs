@@ -1,13 +1,13 @@
 //! The binary audit: does a CUDA binary carry only the kinds of code and the targets a
-//! deployment allows, within a size budget? Works on anything [`crate::inventory`]
+//! deployment allows, within a size budget? Works on anything [`crate::formats::inventory`]
 //! reads: providers, fatbins, cubins, objects, shared libraries.
 
 use std::path::Path;
 
 use crate::arch::Target;
 use crate::error::Result;
-use crate::fatbin::EntryKind;
-use crate::inventory;
+use crate::formats::fatbin::EntryKind;
+use crate::formats::inventory;
 
 /// What is allowed.
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@ use super::{
 };
 use crate::arch::{Target, Variant};
 use crate::error::{Error, Result};
-use crate::ltoir;
+use crate::formats::ltoir;
 
 /// Entry header size for kinds that carry an options descriptor (PTX, LTO-IR).
 const OPTIONS_HEADER_SIZE: usize = MIN_ENTRY_HEADER_SIZE + 16;

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::arch::{CodeKind, Target, Variant};
-use crate::cubin::{self, CubinInfo};
 use crate::error::{Error, Result};
-use crate::fatbin::{self, host, Codec, EntryKind};
-use crate::ltoir;
+use crate::formats::cubin::{self, CubinInfo};
+use crate::formats::fatbin::{self, host, Codec, EntryKind};
+use crate::formats::ltoir;
 
 /// One device-code entry of a file.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

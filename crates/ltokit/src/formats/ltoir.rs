@@ -4,7 +4,7 @@
 //! (1.65 from CUDA 13.0, 1.67 from 13.5), which gives a cheap producer check before
 //! nvJitLink is asked to link it.
 
-use crate::toolkit::Version;
+use crate::version::Version;
 
 /// The first four bytes of every LTO-IR blob.
 pub const MAGIC: [u8; 4] = [0xed, 0x43, 0x4e, 0x7f];
