@@ -6,6 +6,15 @@
 
 #![forbid(unsafe_code)]
 
+/// `println!` that returns a failed write as an error instead of panicking, so that a
+/// closed pipe (`ltokit … | head`) ends the command quietly (see [`main`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
 mod commands;
 
 use std::path::PathBuf;
@@ -193,7 +202,6 @@ enum BenchCommand {
 }
 
 fn main() -> ExitCode {
-    quiet_on_broken_pipe();
     init_logging();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -258,6 +266,9 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // Like other Unix tools, end quietly when the reader of stdout went away
+        // (`ltokit … | head`): status 141 = 128 + SIGPIPE.
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(141),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -265,23 +276,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// `ltokit … | head` closes stdout early; `println!` then panics with a broken-pipe
-/// error. Like other Unix tools, end quietly instead (status 141 = 128 + SIGPIPE); any
-/// other panic keeps the default report.
-fn quiet_on_broken_pipe() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let message = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if message.contains("Broken pipe") {
-            std::process::exit(141);
-        }
-        default(info);
-    }));
+/// Whether `e` is a write to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Logs go to stderr, filtered by `LTOKIT_LOG` (e.g. `LTOKIT_LOG=ltokit=debug`).

@@ -68,19 +68,10 @@ pub fn reference_variant(x: &[f32], y: &[f32], a: f32, scale: f32, combine: Comb
         .collect()
 }
 
-/// Deterministic pseudo-random floats in [-2, 2) (SplitMix64), for test inputs.
+/// Deterministic pseudo-random floats in [-2, 2) for a seed, for test inputs.
 pub fn random_floats(len: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed;
-    (0..len)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            ((z >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
-        })
-        .collect()
+    let mut rng = fastrand::Rng::with_seed(seed);
+    (0..len).map(|_| rng.f32() * 4.0 - 2.0).collect()
 }
 
 /// What one run of the demo kernel on a GPU showed.

@@ -20,14 +20,14 @@ impl Digest {
         &self.0
     }
 
-    /// Hex form.
+    /// Hex form: 64 lowercase digits.
     pub fn to_hex(&self) -> String {
-        self.to_string()
+        blake3::Hash::from_bytes(self.0).to_hex().to_string()
     }
 
     /// The first `n` hex digits (for short displays).
     pub fn short(&self, n: usize) -> String {
-        let mut s = self.to_string();
+        let mut s = self.to_hex();
         s.truncate(n.min(64));
         s
     }
@@ -35,10 +35,7 @@ impl Digest {
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        f.write_str(&blake3::Hash::from_bytes(self.0).to_hex())
     }
 }
 
@@ -52,15 +49,9 @@ impl FromStr for Digest {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
-        let bad = || Error::InvalidArgument(format!("{s:?} is not a 64-digit hex digest"));
-        if s.len() != 64 || !s.is_ascii() {
-            return Err(bad());
-        }
-        let mut out = [0u8; 32];
-        for (i, byte) in out.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
-        }
-        Ok(Digest(out))
+        blake3::Hash::from_hex(s)
+            .map(|h| Digest(*h.as_bytes()))
+            .map_err(|e| Error::InvalidArgument(format!("{s:?} is not a 64-digit hex digest: {e}")))
     }
 }
 

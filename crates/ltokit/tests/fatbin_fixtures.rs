@@ -286,14 +286,11 @@ fn malformed_fatbins_are_errors_not_panics() {
                 ),
             }
         }
-        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rng = fastrand::Rng::with_seed(0x9E37_79B9_7F4A_7C15);
         for _ in 0..3000 {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
             let mut bad = data.clone();
-            let at = (rng as usize) % bad.len().min(400);
-            bad[at] ^= (rng >> 32) as u8 | 1;
+            let at = rng.usize(..bad.len().min(400));
+            bad[at] ^= rng.u8(..) | 1;
             if let Ok(entries) = fatbin::parse(&bad) {
                 for e in entries {
                     let _ = e.decompressed();

@@ -193,9 +193,9 @@ pub fn run(args: &CacheBenchArgs) -> anyhow::Result<ExitCode> {
         report.l1_hit_p95_us = l1[(l1.len() * 95 / 100).min(l1.len() - 1)];
     }
     if json {
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?);
     } else {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     }
     Ok(match report.check_mismatches {
         Some(n) if n > 0 => ExitCode::FAILURE,

@@ -5,19 +5,19 @@ use std::process::ExitCode;
 
 use ltokit::bundle::Bundle;
 
-use super::human_bytes;
+use indicatif::HumanBytes;
 
 /// Builds a bundle from a spec.
 pub fn build(spec: &Path, output: &Path, jobs: usize) -> anyhow::Result<ExitCode> {
     let report = ltokit_build::build_bundle(spec, output, jobs)?;
-    println!(
+    outln!(
         "{}: {} fragments ({} compiled, {} reused), {} plans, {} in {:.2} s",
         report.output.display(),
         report.compiled + report.reused,
         report.compiled,
         report.reused,
         report.plans,
-        human_bytes(report.bytes),
+        HumanBytes(report.bytes),
         report.elapsed.as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
@@ -28,10 +28,10 @@ pub fn inspect(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let bundle = Bundle::open(path)?;
     let m = bundle.manifest();
     if json {
-        println!("{}", serde_json::to_string_pretty(m)?);
+        outln!("{}", serde_json::to_string_pretty(m)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "bundle {} ({}): {} fragments, {} plans",
         m.name,
         path.display(),
@@ -39,7 +39,7 @@ pub fn inspect(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         m.plans.len()
     );
     for f in &m.fragments {
-        println!(
+        outln!(
             "  {:<24} {:<6} {:<8} {:>7} → {:>7} bytes  NVRTC {}  exports {}",
             f.name,
             format!("{:?}", f.role).to_lowercase(),
@@ -51,7 +51,7 @@ pub fn inspect(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         );
     }
     for p in &m.plans {
-        println!(
+        outln!(
             "  plan {:<28} {} = {} + [{}] {}",
             p.name,
             p.kernel,

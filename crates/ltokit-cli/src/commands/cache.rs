@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use ltokit::cache::{self, CacheConfig, DiskCache};
 
-use super::human_bytes;
+use indicatif::HumanBytes;
 
 /// Cache options shared by `link`, `warmup` and `bench`.
 #[derive(clap::Args, Debug, Clone)]
@@ -124,17 +124,17 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
                 counters,
             };
             if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                outln!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 let c = report.counters;
-                println!(
+                outln!(
                     "cache {}: {} entries, {} of {}",
                     report.dir.display(),
                     report.entries,
-                    human_bytes(report.bytes),
-                    human_bytes(report.max_bytes)
+                    HumanBytes(report.bytes),
+                    HumanBytes(report.max_bytes)
                 );
-                println!(
+                outln!(
                     "  hits {}  misses {}  links {} ({:.1} ms total)  link failures {}",
                     c.l2_hits,
                     c.l2_misses,
@@ -142,10 +142,10 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
                     c.link_nanos as f64 / 1e6,
                     c.link_failures
                 );
-                println!(
+                outln!(
                     "  read {}  written {}  evictions {}  corrupt {}",
-                    human_bytes(c.bytes_read),
-                    human_bytes(c.bytes_written),
+                    HumanBytes(c.bytes_read),
+                    HumanBytes(c.bytes_written),
                     c.evictions,
                     c.corrupt
                 );
@@ -154,20 +154,20 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
         CacheCommand::Ls { json } => {
             let entries = disk.entries();
             if json {
-                println!("{}", serde_json::to_string_pretty(&entries)?);
+                outln!("{}", serde_json::to_string_pretty(&entries)?);
             } else {
                 for e in &entries {
-                    println!("{}  {:>10}  last used {}", e.key, e.bytes, e.last_used);
+                    outln!("{}  {:>10}  last used {}", e.key, e.bytes, e.last_used);
                 }
-                println!("{} entries", entries.len());
+                outln!("{} entries", entries.len());
             }
         }
         CacheCommand::Verify => {
             let report = disk.verify_all();
             for (key, why) in &report.removed {
-                println!("removed {key}: {why}");
+                outln!("removed {key}: {why}");
             }
-            println!(
+            outln!(
                 "{} good, {} removed, {} stale temporary files removed",
                 report.good,
                 report.removed.len(),
@@ -193,7 +193,7 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
                 ..Default::default()
             });
             let left: u64 = disk.entries().iter().map(|e| e.bytes).sum();
-            println!("evicted {evicted} entries; {} left", human_bytes(left));
+            outln!("evicted {evicted} entries; {} left", HumanBytes(left));
         }
         CacheCommand::Import {
             bundle,
@@ -222,7 +222,7 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
             let linker = ltokit::cache::NvJitLinkLinker::new(Some(disk.root().join("linkers")));
             let key = plan.key(ltokit::cache::PlanLinker::version(&linker)?);
             disk.put(&key, Some(plan.target()), &bytes)?;
-            println!(
+            outln!(
                 "stored {} as plan {} for {target} (key {})",
                 cubin.display(),
                 plan.name(),
@@ -231,7 +231,7 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
         }
         CacheCommand::Clear => {
             let n = disk.clear()?;
-            println!("removed {n} entries");
+            outln!("removed {n} entries");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -27,7 +27,7 @@ pub fn run(
         eprintln!("{}", frag.log.trim_end());
     }
     write_file(output, &frag.ltoir)?;
-    println!(
+    outln!(
         "{} → {} ({} bytes of LTO-IR for {}, NVRTC {})",
         source.display(),
         output.display(),
@@ -36,7 +36,7 @@ pub fn run(
         frag.producer
     );
     for (expr, lowered) in &frag.lowered_names {
-        println!("  {expr} = {lowered}");
+        outln!("  {expr} = {lowered}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -33,10 +33,10 @@ pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
     let b = bundle()?;
     let m = b.manifest();
     let ir_bytes: u64 = m.fragments.iter().map(|f| f.stored_bytes).sum();
-    println!("IVF-Flat kernels: {} LTO-IR fragments ({} KiB compressed) make {} plans (data type × vector width × metric × filter × top-k capacity)", m.fragments.len(), ir_bytes / 1024, m.plans.len());
+    outln!("IVF-Flat kernels: {} LTO-IR fragments ({} KiB compressed) make {} plans (data type × vector width × metric × filter × top-k capacity)", m.fragments.len(), ir_bytes / 1024, m.plans.len());
     match config.dir.as_ref() {
-        Some(d) => println!("kernel cache: {}", d.display()),
-        None => println!("kernel cache: disk cache off (LTOKIT_CACHE=off)"),
+        Some(d) => outln!("kernel cache: {}", d.display()),
+        None => outln!("kernel cache: disk cache off (LTOKIT_CACHE=off)"),
     }
     let gpu = if launch::driver_available() {
         Gpu::open(0).ok()
@@ -50,7 +50,7 @@ pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
 }
 
 fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig) -> anyhow::Result<ExitCode> {
-    println!(
+    outln!(
         "GPU: {} (compute capability {})",
         gpu.name(),
         gpu.compute_capability()
@@ -64,7 +64,7 @@ fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig) -> anyhow::Result<ExitCode> {
         ..Default::default()
     };
     let index = ltokit_ivf::build::build(&engine, &base, Metric::L2, &params)?;
-    println!(
+    outln!(
         "built an index of {ROWS} × {DIM} f32 vectors in {LISTS} lists in {:.2} s",
         started.elapsed().as_secs_f64()
     );
@@ -86,20 +86,20 @@ fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig) -> anyhow::Result<ExitCode> {
         } else {
             String::new()
         };
-        println!("  n_probes {n_probes:>3}: recall@{K} {recall:.4}, {QUERIES} queries in {:.2} ms = {:.0} QPS{note}", secs * 1e3, QUERIES as f64 / secs);
+        outln!("  n_probes {n_probes:>3}: recall@{K} {recall:.4}, {QUERIES} queries in {:.2} ms = {:.0} QPS{note}", secs * 1e3, QUERIES as f64 / secs);
         first = false;
     }
     let s = engine.cache().stats();
-    println!("kernels this run: {} linked by nvJitLink, {} loaded from the disk cache, {} in-process hits", s.links, s.l2_hits, s.l1_hits);
+    outln!("kernels this run: {} linked by nvJitLink, {} loaded from the disk cache, {} in-process hits", s.links, s.l2_hits, s.l1_hits);
     if s.links > 0 {
-        println!("run `ltokit demo` again: every kernel will come from the disk cache, no linking");
+        outln!("run `ltokit demo` again: every kernel will come from the disk cache, no linking");
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> {
     let target: Target = "sm_90".parse()?;
-    println!(
+    outln!(
         "no GPU here: linking what a search needs for {target} (the H100/H200), without running it"
     );
     let cache = KernelCache::new(config);
@@ -130,7 +130,7 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
             Level::L1 => "in-process hit",
             Level::Provider => "from a prebuilt provider",
         };
-        println!(
+        outln!(
             "  {name:<28} {:>7} bytes  {how} in {:.1} ms",
             cubin.len(),
             started.elapsed().as_secs_f64() * 1e3
@@ -140,14 +140,15 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
         last = Some(path);
     }
     if let Some(path) = last {
-        println!();
-        print_text(&inventory::inventory_file(&path)?);
+        outln!();
+        print_text(&inventory::inventory_file(&path)?)?;
     }
     let s = cache.stats();
-    println!(
+    outln!(
         "\nkernels this run: {} linked, {} from the disk cache",
-        s.links, s.l2_hits
+        s.links,
+        s.l2_hits
     );
-    println!("skipped: building the index and searching (they need a GPU); everything above ran for real");
+    outln!("skipped: building the index and searching (they need a GPU); everything above ran for real");
     Ok(ExitCode::SUCCESS)
 }

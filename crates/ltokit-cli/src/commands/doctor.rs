@@ -52,38 +52,41 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
         gpu_note,
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("CUDA libraries:");
+        outln!("CUDA libraries:");
         for lib in &report.libraries {
             match (&lib.path, lib.version) {
                 (Some(path), Some(version)) => {
                     let origin = lib.origin.map(|o| o.to_string()).unwrap_or_default();
-                    println!(
+                    outln!(
                         "  {:<10} {version:<6} {} (via {origin})",
                         lib.name,
                         path.display()
                     );
                     if let Some(detail) = &lib.detail {
-                        println!("  {:<10} {detail}", "");
+                        outln!("  {:<10} {detail}", "");
                     }
                 }
-                _ => println!(
+                _ => outln!(
                     "  {:<10} NOT FOUND\n{}",
                     lib.name,
                     indent(lib.error.as_deref().unwrap_or(""))
                 ),
             }
         }
-        println!("GPUs:");
+        outln!("GPUs:");
         for gpu in &report.gpus {
-            println!(
+            outln!(
                 "  [{}] {} — compute capability {} → links for {}",
-                gpu.ordinal, gpu.name, gpu.compute_capability, gpu.target
+                gpu.ordinal,
+                gpu.name,
+                gpu.compute_capability,
+                gpu.target
             );
         }
         if let Some(note) = &report.gpu_note {
-            println!("  {note}");
+            outln!("  {note}");
         }
     }
     Ok(if all_found {

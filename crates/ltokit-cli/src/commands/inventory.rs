@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use ltokit::formats::inventory::{self, FileInventory};
 
-use super::human_bytes;
+use indicatif::HumanBytes;
 
 #[derive(serde::Serialize)]
 struct Listing {
@@ -27,10 +27,10 @@ pub fn run(json: bool, files: &[PathBuf]) -> anyhow::Result<ExitCode> {
         }
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&listing)?);
+        outln!("{}", serde_json::to_string_pretty(&listing)?);
     } else {
         for inv in &listing.files {
-            print_text(inv);
+            print_text(inv)?;
         }
     }
     Ok(if failed {
@@ -41,23 +41,27 @@ pub fn run(json: bool, files: &[PathBuf]) -> anyhow::Result<ExitCode> {
 }
 
 /// The text form of one file's inventory.
-pub fn print_text(inv: &FileInventory) {
-    println!(
+pub fn print_text(inv: &FileInventory) -> std::io::Result<()> {
+    outln!(
         "{} ({}, {} entries)",
         inv.path,
         inv.format,
         inv.entries.len()
     );
     if inv.entries.is_empty() {
-        println!("  no device code");
-        return;
+        outln!("  no device code");
+        return Ok(());
     }
-    println!(
+    outln!(
         "  {:<6} {:<9} {:<5} {:>10} {:>10}  container",
-        "kind", "arch", "codec", "stored", "raw"
+        "kind",
+        "arch",
+        "codec",
+        "stored",
+        "raw"
     );
     for e in &inv.entries {
-        println!(
+        outln!(
             "  {:<6} {:<9} {:<5} {:>10} {:>10}  {}",
             e.kind.name(),
             e.arch,
@@ -67,15 +71,16 @@ pub fn print_text(inv: &FileInventory) {
             e.container
         );
     }
-    println!("  totals:");
+    outln!("  totals:");
     for t in &inv.totals {
-        println!(
+        outln!(
             "  {:<6} {:<9} {:>3} × {:>10} stored {:>10} raw",
             t.kind.name(),
             t.arch,
             t.count,
-            human_bytes(t.stored_bytes),
-            human_bytes(t.raw_bytes)
+            HumanBytes(t.stored_bytes),
+            HumanBytes(t.raw_bytes)
         );
     }
+    Ok(())
 }

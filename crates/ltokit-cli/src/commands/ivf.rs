@@ -137,7 +137,7 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
             let secs = started.elapsed().as_secs_f64();
             index.save(&output)?;
             let empty = index.list_size.iter().filter(|&&s| s == 0).count();
-            println!(
+            outln!(
                 "built {} lists over {} × {} {} vectors in {secs:.2} s ({empty} empty lists) → {}",
                 lists,
                 base.rows,
@@ -161,7 +161,7 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
             let started = Instant::now();
             let found = gindex.search(&engine, &queries, k, probes, &Filter::None)?;
             let secs = started.elapsed().as_secs_f64();
-            println!(
+            outln!(
                 "searched {} queries (k = {k}, n_probes = {probes}) in {:.2} ms",
                 queries.rows,
                 secs * 1e3
@@ -335,9 +335,9 @@ fn bench(
             "context_s": context_s, "build_s": build_s, "ground_truth_s": truth_s, "first_search_ms": first_search_ms,
             "results": rows, "cache": stats,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!(
+        outln!(
             "{} × {} {} base, {} queries, {lists} lists, k = {k}, batch {batch}, metric {} on {}",
             base.rows,
             base.dim,
@@ -346,20 +346,30 @@ fn bench(
             metric.name(),
             engine.gpu().name()
         );
-        println!("build {build_s:.2} s; exact ground truth {truth_s:.2} s; first search in this process {first_search_ms:.1} ms");
-        println!(
+        outln!("build {build_s:.2} s; exact ground truth {truth_s:.2} s; first search in this process {first_search_ms:.1} ms");
+        outln!(
             "{:>8} {:>8} {:>11} {:>11} {:>12}",
-            "n_probes", "recall", "median ms", "QPS", "scanned GB/s"
+            "n_probes",
+            "recall",
+            "median ms",
+            "QPS",
+            "scanned GB/s"
         );
         for r in &rows {
-            println!(
+            outln!(
                 "{:>8} {:>8.4} {:>11.2} {:>11.0} {:>12.0}",
-                r.n_probes, r.recall, r.median_ms, r.qps, r.scanned_gb_per_s
+                r.n_probes,
+                r.recall,
+                r.median_ms,
+                r.qps,
+                r.scanned_gb_per_s
             );
         }
-        println!(
+        outln!(
             "kernel cache: {} links, {} L2 hits, {} L1 hits",
-            stats.links, stats.l2_hits, stats.l1_hits
+            stats.links,
+            stats.l2_hits,
+            stats.l1_hits
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -39,7 +39,7 @@ pub fn run(
         ltokit::cache::Level::Provider => "served by a prebuilt provider",
         _ => "served from the disk cache",
     };
-    println!(
+    outln!(
         "{how}: {} input(s) for {target} in {:.1} ms → {} ({} bytes; kernels: {})",
         inputs.len(),
         elapsed.as_secs_f64() * 1e3,

@@ -17,30 +17,15 @@ use std::path::Path;
 use anyhow::Context;
 use ltokit::{launch, Target};
 
-/// Parses `--arch`; `native` means the first GPU's architecture, or sm_90 without a GPU.
+/// Parses `--arch`; `native` means the first GPU's architecture, and is an error that
+/// says how to name a target when there is no GPU.
 pub fn parse_target(arch: &str) -> anyhow::Result<Target> {
     if arch == "native" {
-        return Ok(native_target().0);
+        let gpu = launch::Gpu::open(0)
+            .map_err(|e| ltokit::Error::NoNativeTarget { why: e.to_string() })?;
+        return Ok(Target::native(gpu.compute_capability()));
     }
     Ok(arch.parse()?)
-}
-
-/// The first GPU's `sm_XY` and a description of where it came from.
-pub fn native_target() -> (Target, String) {
-    match launch::Gpu::open(0) {
-        Ok(gpu) => (
-            Target::native(gpu.compute_capability()),
-            format!(
-                "{} (compute capability {})",
-                gpu.name(),
-                gpu.compute_capability()
-            ),
-        ),
-        Err(e) => (
-            "sm_90".parse().expect("sm_90 is a valid target"),
-            format!("no GPU ({e}); using sm_90"),
-        ),
-    }
 }
 
 /// Writes `bytes` to `path`, creating its directory.
@@ -49,20 +34,4 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
-}
-
-/// Bytes in a short human form: `3.4 KiB`.
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
 }

@@ -13,7 +13,9 @@ use ltokit::launch::{self, Gpu};
 use ltokit::provider::{self, build, usable_on, Provider};
 use ltokit::Target;
 
-use super::{human_bytes, parse_target, write_file};
+use indicatif::HumanBytes;
+
+use super::{parse_target, write_file};
 
 /// `ltokit provider` subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -128,25 +130,25 @@ pub fn run(command: ProviderCommand) -> anyhow::Result<ExitCode> {
                 out
             };
             write_file(&output, &bytes)?;
-            println!(
+            outln!(
                 "{}: {} cubins for {target}, {}",
                 output.display(),
                 summary.entries,
-                human_bytes(summary.bytes)
+                HumanBytes(summary.bytes)
             );
             for s in &summary.skipped {
-                println!("  skipped {}: {}", s.plan, s.why);
+                outln!("  skipped {}: {}", s.plan, s.why);
             }
         }
         ProviderCommand::Inspect { provider, json } => {
             let p = Provider::open(&provider)?;
             let m = p.manifest();
             if json {
-                println!("{}", serde_json::to_string_pretty(m)?);
+                outln!("{}", serde_json::to_string_pretty(m)?);
             } else {
                 let raw: u64 = m.entries.iter().map(|e| e.raw_bytes).sum();
                 let stored: u64 = m.entries.iter().map(|e| e.stored_bytes).sum();
-                println!("provider {} for {}: {} cubins ({} raw, {} stored), nvJitLink {}, {} plans skipped", m.name, m.target, m.entries.len(), human_bytes(raw), human_bytes(stored), m.linker, m.skipped.len());
+                outln!("provider {} for {}: {} cubins ({} raw, {} stored), nvJitLink {}, {} plans skipped", m.name, m.target, m.entries.len(), HumanBytes(raw), HumanBytes(stored), m.linker, m.skipped.len());
             }
         }
         ProviderCommand::Verify { provider } => {
@@ -159,10 +161,10 @@ pub fn run(command: ProviderCommand) -> anyhow::Result<ExitCode> {
             };
             let findings = audit::check_file(&provider, &policy)?;
             if !findings.is_empty() {
-                print_findings(&findings);
+                print_findings(&findings)?;
                 return Ok(ExitCode::FAILURE);
             }
-            println!(
+            outln!(
                 "{}: {} entries, digests good, only {} cubins",
                 provider.display(),
                 p.manifest().entries.len(),
@@ -179,7 +181,7 @@ pub fn run(command: ProviderCommand) -> anyhow::Result<ExitCode> {
             let gpus = local_gpus();
             let found = provider::discover(&provider::search_path());
             if found.is_empty() {
-                println!(
+                outln!(
                     "no providers found (searched LTOKIT_PROVIDER_PATH and {})",
                     provider::default_dir().display()
                 );
@@ -190,7 +192,7 @@ pub fn run(command: ProviderCommand) -> anyhow::Result<ExitCode> {
                     .filter(|(_, cc)| usable_on(&p.target(), *cc, false))
                     .map(|(name, cc)| format!("{name} ({cc})"))
                     .collect();
-                println!(
+                outln!(
                     "{}  {}  {} cubins  serves: {}",
                     p.path().display(),
                     p.target(),
@@ -234,7 +236,7 @@ fn install(
             .collect::<anyhow::Result<_>>()?
     };
     if minimal && wanted.is_empty() {
-        println!("--minimal with no GPU here and no --target: nothing is installed (there is no implicit fallback target)");
+        outln!("--minimal with no GPU here and no --target: nothing is installed (there is no implicit fallback target)");
         return Ok(ExitCode::SUCCESS);
     }
     let dir = provider::default_dir();
@@ -243,7 +245,7 @@ fn install(
         let p = Provider::open(f)?;
         p.verify()?;
         if minimal && !wanted.iter().any(|cc| usable_on(&p.target(), *cc, false)) {
-            println!(
+            outln!(
                 "skipped {} ({}): no wanted GPU can use it",
                 f.display(),
                 p.target()
@@ -253,7 +255,7 @@ fn install(
         let name = f.file_name().context("provider path has no file name")?;
         let dest = dir.join(name);
         std::fs::copy(f, &dest).with_context(|| format!("copying to {}", dest.display()))?;
-        println!(
+        outln!(
             "installed {} ({}) → {}",
             f.display(),
             p.target(),
@@ -263,10 +265,10 @@ fn install(
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_findings(findings: &[audit::Finding]) {
-    println!("{:<40} {:>6}  {:<16} why", "file", "entry", "what");
+fn print_findings(findings: &[audit::Finding]) -> std::io::Result<()> {
+    outln!("{:<40} {:>6}  {:<16} why", "file", "entry", "what");
     for f in findings {
-        println!(
+        outln!(
             "{:<40} {:>6}  {:<16} {}",
             f.file,
             f.entry.map_or("-".to_string(), |e| e.to_string()),
@@ -274,6 +276,7 @@ fn print_findings(findings: &[audit::Finding]) {
             f.why
         );
     }
+    Ok(())
 }
 
 /// `ltokit check`: the binary audit.
@@ -312,7 +315,7 @@ pub fn check(
     let mut all = Vec::new();
     for f in files {
         let findings = audit::check_file(f, &policy)?;
-        println!(
+        outln!(
             "{}: {}",
             f.display(),
             if findings.is_empty() {
@@ -326,7 +329,7 @@ pub fn check(
     if all.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    print_findings(&all);
+    print_findings(&all)?;
     Ok(ExitCode::FAILURE)
 }
 
@@ -386,29 +389,29 @@ pub fn size_report(
             "ltoir_raw_bytes": ir_raw, "bundle_file_bytes": bundle_file,
             "aot_fatbin_raw_bytes": fat_raw, "aot_fatbin_zstd_bytes": fat_zstd, "per_arch": per_arch,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!(
+        outln!(
             "bundle {}: {} fragments, {} plans: LTO-IR {} raw, {} file (zstd)",
             m.name,
             m.fragments.len(),
             m.plans.len(),
-            human_bytes(ir_raw),
-            human_bytes(bundle_file)
+            HumanBytes(ir_raw),
+            HumanBytes(bundle_file)
         );
-        println!(
+        outln!(
             "ahead of time for {}: one fatbin {} raw, {} zstd",
             archs,
-            human_bytes(fat_raw),
-            human_bytes(fat_zstd)
+            HumanBytes(fat_raw),
+            HumanBytes(fat_zstd)
         );
         for a in &per_arch {
-            println!(
+            outln!(
                 "  {:<8} {:>5} cubins {:>10} raw   provider {:>10}",
                 a.target,
                 a.cubins,
-                human_bytes(a.cubin_bytes),
-                human_bytes(a.provider_bytes)
+                HumanBytes(a.cubin_bytes),
+                HumanBytes(a.provider_bytes)
             );
         }
     }

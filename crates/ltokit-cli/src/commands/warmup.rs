@@ -53,9 +53,9 @@ pub fn run(
             "skipped": report.skipped,
             "seconds": report.elapsed.as_secs_f64(), "plans_per_second": per_second,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        println!(
+        outln!(
             "{} plans for {target}: {} linked, {} already cached, {} failed in {:.2} s ({per_second:.1} plans/s)",
             plans.plans.len(),
             report.linked,
@@ -64,7 +64,7 @@ pub fn run(
             report.elapsed.as_secs_f64()
         );
         for s in &report.skipped {
-            println!("skipped {}: {} (target {target})", s.plan, s.why);
+            outln!("skipped {}: {} (target {target})", s.plan, s.why);
         }
         for (plan, error) in &report.failed {
             eprintln!("failed: {plan}: {error}");

@@ -81,25 +81,23 @@ pub struct VerifyReport {
 pub struct DiskCache {
     root: PathBuf,
     max_bytes: u64,
-    uid: Option<u32>,
+    uid: u32,
     write_disabled: AtomicBool,
 }
 
-/// The effective user id, from the owner of `/proc/self` (no FFI needed).
-fn current_uid() -> Option<u32> {
-    fs::metadata("/proc/self").ok().map(|m| m.uid())
+/// The effective user id (the one file ownership is compared with).
+fn current_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
 }
 
 /// Why `meta` must not be trusted, if it must not.
-fn distrust(path: &Path, meta: &fs::Metadata, uid: Option<u32>) -> Option<String> {
-    if let Some(uid) = uid {
-        if meta.uid() != uid {
-            return Some(format!(
-                "{} is owned by uid {}, not by this user (uid {uid})",
-                path.display(),
-                meta.uid()
-            ));
-        }
+fn distrust(path: &Path, meta: &fs::Metadata, uid: u32) -> Option<String> {
+    if meta.uid() != uid {
+        return Some(format!(
+            "{} is owned by uid {}, not by this user (uid {uid})",
+            path.display(),
+            meta.uid()
+        ));
     }
     if meta.mode() & 0o022 != 0 {
         return Some(format!(
