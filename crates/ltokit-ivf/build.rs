@@ -1,18 +1,19 @@
-//! Compiles the IVF-Flat kernel fragments to an LTO-IR bundle (ltokit-build), embedded by
-//! the crate with include_bytes!. Needs NVRTC: run scripts/setup-cuda.sh first.
+//! Provides the IVF-Flat kernel bundle (LTO-IR fragments) that the crate embeds with
+//! `include_bytes!`: compiled by ltokit-build with NVRTC when the CUDA compiler libraries
+//! are installed, else the checked-in `kernels/prebuilt/ivf.ltkb`, after checking that it
+//! matches the current sources (so a machine without NVRTC still builds).
 
 use std::path::{Path, PathBuf};
 
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("ivf.ltkb");
-    match ltokit_build::build_bundle(Path::new("kernels/bundle.json"), &out, 0) {
-        Ok(report) => ltokit_build::emit_rerun_if_changed(&report),
-        Err(e) => {
-            eprintln!("error: building the IVF kernel bundle failed: {e}");
-            eprintln!(
-                "hint: the build needs the CUDA compiler libraries; run scripts/setup-cuda.sh"
-            );
-            std::process::exit(1);
-        }
+    if let Err(e) = ltokit_build::build_or_prebuilt(
+        Path::new("kernels/bundle.json"),
+        Path::new("kernels/prebuilt/ivf.ltkb"),
+        &out,
+        0,
+    ) {
+        eprintln!("error: providing the IVF kernel bundle failed: {e}");
+        std::process::exit(1);
     }
 }

@@ -86,22 +86,150 @@ pub fn emit_rerun_if_changed(report: &BuildReport) {
     }
 }
 
+/// Where a crate's kernel bundle came from (see [`build_or_prebuilt`]).
+#[derive(Debug, Clone)]
+pub enum Provenance {
+    /// Compiled (or reused fragment by fragment) with NVRTC now.
+    Built(BuildReport),
+    /// NVRTC is absent: the checked-in prebuilt bundle, verified fresh against the spec
+    /// and its sources, was copied.
+    Prebuilt {
+        /// The prebuilt bundle used.
+        prebuilt: PathBuf,
+        /// Why NVRTC could not be used.
+        why: String,
+    },
+}
+
+/// For `build.rs`: builds the bundle of `spec_path` into `output` when NVRTC can be
+/// loaded, starting from the checked-in `prebuilt` bundle so that unchanged fragments
+/// are reused rather than recompiled; without NVRTC, copies `prebuilt` after checking
+/// with [`check_prebuilt`] that it was made from the current spec and sources. Either
+/// way it prints the `cargo:rerun-if-*` lines, and a `cargo:warning` when it used the
+/// prebuilt bundle or found it stale.
+pub fn build_or_prebuilt(
+    spec_path: &Path,
+    prebuilt: &Path,
+    output: &Path,
+    jobs: usize,
+) -> Result<Provenance> {
+    println!("cargo:rerun-if-changed={}", prebuilt.display());
+    for var in ["LTOKIT_CUDA_LIB_DIR", "CUDA_HOME", "CUDA_PATH"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    let copy = || {
+        if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        std::fs::copy(prebuilt, output).map_err(|e| Error::io(output, e))
+    };
+    match Nvrtc::get() {
+        Ok(_) => {
+            if !output.exists() && prebuilt.is_file() {
+                copy()?;
+            }
+            let report = build_bundle(spec_path, output, jobs)?;
+            emit_rerun_if_changed(&report);
+            if let Err(e) = check_prebuilt(spec_path, prebuilt) {
+                println!("cargo:warning={e}");
+            }
+            Ok(Provenance::Built(report))
+        }
+        Err(why) => {
+            let report = check_prebuilt(spec_path, prebuilt)?;
+            emit_rerun_if_changed(&report);
+            copy()?;
+            println!(
+                "cargo:warning=NVRTC is not available, so the kernels were not compiled: using the prebuilt bundle {} (checked: it matches the current sources)",
+                prebuilt.display()
+            );
+            Ok(Provenance::Prebuilt {
+                prebuilt: prebuilt.to_path_buf(),
+                why: why.to_string(),
+            })
+        }
+    }
+}
+
+/// Checks, without NVRTC, that the bundle at `prebuilt` was built from the spec at
+/// `spec_path` as it is now: the same plans, and for every fragment the compile key its
+/// current source, headers, defines and options give with the NVRTC version that
+/// produced it. An error names the first difference and the command that refreshes it.
+pub fn check_prebuilt(spec_path: &Path, prebuilt: &Path) -> Result<BuildReport> {
+    let started = Instant::now();
+    let stale = |why: String| Error::StalePrebuilt {
+        prebuilt: prebuilt.to_path_buf(),
+        why,
+    };
+    let bundle = Bundle::open(prebuilt)?;
+    let spec = BundleSpec::from_file(spec_path)?;
+    let base = spec_base(spec_path);
+    let target: Target = spec.target.as_deref().unwrap_or("sm_75").parse()?;
+    let (fragments, plans) = spec.expand()?;
+    let headers = header_files(&include_dirs(&spec, &base))?;
+    let mut inputs: Vec<PathBuf> = vec![spec_path.to_path_buf()];
+    inputs.extend(headers.iter().map(|(p, _)| p.clone()));
+    let records = &bundle.manifest().fragments;
+    if records.len() != fragments.len() {
+        return Err(stale(format!(
+            "it has {} fragments, the spec {}",
+            records.len(),
+            fragments.len()
+        )));
+    }
+    for (f, record) in fragments.iter().zip(records) {
+        let source_path = base.join(&f.source);
+        let source =
+            std::fs::read_to_string(&source_path).map_err(|e| Error::io(&source_path, e))?;
+        if !inputs.contains(&source_path) {
+            inputs.push(source_path);
+        }
+        let key = compile_key(f, &source, &headers, &base, target, record.producer);
+        if record.name != f.name || record.compile_key != key {
+            return Err(stale(format!(
+                "fragment {} does not match its source, headers or options",
+                f.name
+            )));
+        }
+    }
+    if bundle.manifest().plans != plans {
+        return Err(stale("its plans differ from the spec's".into()));
+    }
+    Ok(BuildReport {
+        output: prebuilt.to_path_buf(),
+        compiled: 0,
+        reused: fragments.len(),
+        plans: plans.len(),
+        bytes: std::fs::metadata(prebuilt).map_or(0, |m| m.len()),
+        elapsed: started.elapsed(),
+        inputs,
+    })
+}
+
+fn spec_base(spec_path: &Path) -> PathBuf {
+    spec_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
+}
+
+fn include_dirs(spec: &BundleSpec, base: &Path) -> Vec<PathBuf> {
+    std::iter::once(base.to_path_buf())
+        .chain(spec.include_dirs.iter().map(|d| base.join(d)))
+        .collect()
+}
+
 /// Builds the bundle described by `spec_path` into `output`, compiling with `jobs`
 /// threads (0 = one per core).
 pub fn build_bundle(spec_path: &Path, output: &Path, jobs: usize) -> Result<BuildReport> {
     let started = Instant::now();
     let spec = BundleSpec::from_file(spec_path)?;
-    let base = spec_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
+    let base = spec_base(spec_path);
     let target: Target = spec.target.as_deref().unwrap_or("sm_75").parse()?;
     let (fragments, plans) = spec.expand()?;
     let nvrtc = Nvrtc::get()?;
-    let include_dirs: Vec<PathBuf> = std::iter::once(base.clone())
-        .chain(spec.include_dirs.iter().map(|d| base.join(d)))
-        .collect();
+    let include_dirs = include_dirs(&spec, &base);
     let headers = header_files(&include_dirs)?;
     let mut inputs: Vec<PathBuf> = vec![spec_path.to_path_buf()];
     inputs.extend(headers.iter().map(|(p, _)| p.clone()));
@@ -115,7 +243,7 @@ pub fn build_bundle(spec_path: &Path, output: &Path, jobs: usize) -> Result<Buil
         if !inputs.contains(&source_path) {
             inputs.push(source_path.clone());
         }
-        let key = compile_key(f, &source, &headers, target, nvrtc.version());
+        let key = compile_key(f, &source, &headers, &base, target, nvrtc.version());
         jobs_list.push((f, source, key));
     }
     let previous = previous_fragments(output);
@@ -200,15 +328,17 @@ fn compile_one(
     Ok((record, frag.ltoir.into()))
 }
 
-/// Everything that determines a fragment's LTO-IR.
+/// Everything that determines a fragment's LTO-IR. Header paths are hashed relative to
+/// the spec's folder (`base`), so a checkout anywhere gives the same keys.
 fn compile_key(
     f: &ExpandedFragment,
     source: &str,
     headers: &[(PathBuf, Digest)],
+    base: &Path,
     target: Target,
     nvrtc: ltokit::version::Version,
 ) -> Digest {
-    let mut h = FieldHasher::new("ltokit-build compile key v1");
+    let mut h = FieldHasher::new("ltokit-build compile key v2");
     h.field(source.as_bytes())
         .field(f.source.as_bytes())
         .field(target.nvrtc_arch().as_bytes());
@@ -220,7 +350,8 @@ fn compile_key(
         h.field(part.as_bytes());
     }
     for (path, digest) in headers {
-        h.field(path.to_string_lossy().as_bytes())
+        let relative = path.strip_prefix(base).unwrap_or(path);
+        h.field(relative.to_string_lossy().as_bytes())
             .field(digest.as_bytes());
     }
     h.finish()

@@ -2,33 +2,13 @@
 //! writers killed mid-publish, maintenance commands, warm-up and strict mode. Needs the
 //! CUDA compiler libraries (real nvJitLink links), no GPU.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
+
+use common::{bench_cache, command, repo, run, scratch};
 use std::time::Duration;
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_ltokit")
-}
-
-fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(bin());
-    cmd.args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("ltokit runs")
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ltokit-cachecli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
 
 /// Compiles the demo fragments to LTO-IR files in `dir`; returns their paths.
 fn demo_inputs(dir: &Path) -> Vec<String> {
@@ -69,6 +49,9 @@ fn stats(cache: &str) -> serde_json::Value {
 
 #[test]
 fn sixteen_processes_one_key_one_link() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("sixteen");
     let inputs = demo_inputs(&dir);
     let cache = dir.join("cache");
@@ -84,8 +67,7 @@ fn sixteen_processes_one_key_one_link() {
     let children: Vec<_> = outs
         .iter()
         .map(|out| {
-            Command::new(bin())
-                .args(link_args(&inputs, cache, out))
+            command(&link_args(&inputs, cache, out), &[])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -111,6 +93,9 @@ fn sixteen_processes_one_key_one_link() {
 
 #[test]
 fn writers_killed_mid_publish_never_leave_a_torn_entry() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("kill");
     let inputs = demo_inputs(&dir);
     let cache_dir = dir.join("cache");
@@ -128,13 +113,14 @@ fn writers_killed_mid_publish_never_leave_a_torn_entry() {
         state ^= state >> 7;
         state ^= state << 17;
         let out = dir.join(format!("k{round}.cubin"));
-        let mut child = Command::new(bin())
-            .args(link_args(&inputs, cache, out.to_str().unwrap()))
-            .env("LTOKIT_FAULT_PUBLISH_PAUSE_MS", "40")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = command(
+            &link_args(&inputs, cache, out.to_str().unwrap()),
+            &[("LTOKIT_FAULT_PUBLISH_PAUSE_MS", "40")],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
         // Anywhere from before the link to after the rename.
         std::thread::sleep(Duration::from_millis(state % 220));
         let _ = child.kill(); // SIGKILL
@@ -166,6 +152,9 @@ fn writers_killed_mid_publish_never_leave_a_torn_entry() {
 
 #[test]
 fn maintenance_commands() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("maint");
     let inputs = demo_inputs(&dir);
     let cache = dir.join("cache");
@@ -223,6 +212,9 @@ fn maintenance_commands() {
 
 #[test]
 fn warmup_fills_the_cache_and_strict_mode_uses_it() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("warm");
     let bundle = repo().join("tests/fixtures/ltk-demo.ltkb");
     let bundle = bundle.to_str().unwrap();
@@ -308,6 +300,9 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
 
 #[test]
 fn bundles_rebuild_only_what_changed() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("rebuild");
     let src = repo().join("crates/ltokit-demo/kernels/demo");
     for f in ["entry.cu", "transform.cu", "combine.cu", "bundle.json"] {
@@ -367,6 +362,9 @@ fn bundles_rebuild_only_what_changed() {
 
 #[test]
 fn imported_cubins_serve_their_plan() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("import");
     let inputs = demo_inputs(&dir);
     let bundle = repo().join("tests/fixtures/ltk-demo.ltkb");
@@ -423,19 +421,4 @@ fn imported_cubins_serve_their_plan() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let bench: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(bench["level"], "l2");
-}
-
-/// Runs `ltokit bench cache` for one plan of a bundle, with `extra` arguments.
-fn bench_cache(
-    bundle: &str,
-    plan: &str,
-    arch: &str,
-    extra: &[&str],
-    env: &[(&str, &str)],
-) -> Output {
-    let mut args = vec![
-        "bench", "cache", "--bundle", bundle, "--plan", plan, "--arch", arch,
-    ];
-    args.extend_from_slice(extra);
-    run(&args, env)
 }

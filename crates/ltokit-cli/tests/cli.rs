@@ -1,14 +1,15 @@
 //! The `ltokit` command as a user runs it. Needs the CUDA compiler libraries
 //! (scripts/setup-cuda.sh), not a GPU.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{command, repo, run, scratch};
 
 fn ltokit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ltokit"))
-        .args(args)
-        .output()
-        .expect("ltokit runs")
+    run(args, &[])
 }
 
 fn stdout(out: &Output) -> String {
@@ -19,18 +20,11 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn repo() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ltokit-cli-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn doctor_reports_every_library_with_path_and_version() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let out = ltokit(&["doctor", "--json"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -55,11 +49,8 @@ fn doctor_reports_every_library_with_path_and_version() {
 #[test]
 fn missing_libraries_are_reported_with_what_was_searched() {
     let empty = scratch("nolibs");
-    let out = Command::new(env!("CARGO_BIN_EXE_ltokit"))
-        .args(["doctor", "--json"])
-        .env("LTOKIT_CUDA_LIB_DIR", &empty)
-        .output()
-        .unwrap();
+    let empty_dir = empty.to_str().unwrap();
+    let out = run(&["doctor", "--json"], &[("LTOKIT_CUDA_LIB_DIR", empty_dir)]);
     assert!(!out.status.success());
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for lib in report["libraries"].as_array().unwrap() {
@@ -75,17 +66,19 @@ fn missing_libraries_are_reported_with_what_was_searched() {
         );
     }
     // A command that needs NVRTC fails with the same advice, not a panic.
-    let out = Command::new(env!("CARGO_BIN_EXE_ltokit"))
-        .args(["compile", "--arch", "sm_90", "x.cu", "-o", "x.ltoir"])
-        .env("LTOKIT_CUDA_LIB_DIR", &empty)
-        .output()
-        .unwrap();
+    let out = run(
+        &["compile", "--arch", "sm_90", "x.cu", "-o", "x.ltoir"],
+        &[("LTOKIT_CUDA_LIB_DIR", empty_dir)],
+    );
     assert!(!out.status.success());
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
 }
 
 #[test]
 fn compile_link_inventory_round_trip() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("roundtrip");
     let kernels = repo().join("crates/ltokit-demo/kernels/demo");
     let mut irs = Vec::new();
@@ -102,6 +95,12 @@ fn compile_link_inventory_round_trip() {
             ir.to_str().unwrap(),
         ]);
         assert!(out.status.success(), "{}", stderr(&out));
+        // The command's LTO-IR is byte for byte what the library makes from the source.
+        let mut options = ltokit::fragment::CompileOptions::new("sm_80".parse().unwrap());
+        options.defines = vec!["UNUSED=1".into()];
+        let expected =
+            ltokit::fragment::compile_file(&kernels.join(format!("{name}.cu")), &options).unwrap();
+        assert_eq!(std::fs::read(&ir).unwrap(), expected.ltoir, "{name}");
         irs.push(ir.to_str().unwrap().to_string());
     }
     let cubin = dir.join("demo.cubin");
@@ -110,11 +109,22 @@ fn compile_link_inventory_round_trip() {
     args.extend(["-o", cubin.to_str().unwrap()]);
     let out = ltokit(&args);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("kernels: ltk_demo"),
-        "{}",
-        stdout(&out)
+    // The cubin is what nvJitLink makes of the same inputs and options, for sm_90a.
+    let bytes: Vec<Vec<u8>> = irs.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let inputs: Vec<ltokit::link::LinkInput> = irs
+        .iter()
+        .zip(&bytes)
+        .map(|(p, b)| ltokit::link::LinkInput::from_bytes(p.clone(), &b[..]).unwrap())
+        .collect();
+    let expected =
+        ltokit::link::link(&inputs, "sm_90a".parse().unwrap(), &["-O3".to_string()]).unwrap();
+    let written = std::fs::read(&cubin).unwrap();
+    assert_eq!(
+        written, expected.cubin,
+        "the cubin differs from a direct link"
     );
+    let info = ltokit::formats::cubin::CubinInfo::parse(&written).unwrap();
+    assert_eq!(info.kernels, ["ltk_demo"]);
 
     let fixture = repo().join("tests/fixtures/mixed_a_f_ptx.fatbin");
     let out = ltokit(&[
@@ -187,14 +197,16 @@ fn bad_input_gives_a_clear_error_and_status() {
 
 #[test]
 fn demo_runs_without_a_gpu() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("demo");
     let cache = dir.join("cache");
     let run = || {
-        Command::new(env!("CARGO_BIN_EXE_ltokit"))
-            .args(["demo", "--out-dir", dir.to_str().unwrap()])
-            .env("LTOKIT_CACHE_DIR", &cache)
-            .output()
-            .unwrap()
+        run(
+            &["demo", "--out-dir", dir.to_str().unwrap()],
+            &[("LTOKIT_CACHE_DIR", cache.to_str().unwrap())],
+        )
     };
     let out = run();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
@@ -214,13 +226,8 @@ fn demo_runs_without_a_gpu() {
 fn a_closed_pipe_ends_quietly() {
     use std::io::Read;
     let lib = repo().join("tests/fixtures/libsmall.so");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ltokit"))
-        .args([
-            "inventory",
-            lib.to_str().unwrap(),
-            lib.to_str().unwrap(),
-            lib.to_str().unwrap(),
-        ])
+    let lib = lib.to_str().unwrap();
+    let mut child = command(&["inventory", lib, lib, lib], &[])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -1,35 +1,10 @@
 //! Providers, the audit and plan requirements through the `ltokit` command (no GPU).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ltokit"));
-    cmd.args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("ltokit runs")
-}
+use std::path::Path;
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ltokit-prov-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
+use common::{bench_cache, repo, run, scratch, text};
 
 /// A copy of the demo bundle spec with two extra plans that declare requirements.
 fn bundle_with_requirements(dir: &Path) -> String {
@@ -68,6 +43,9 @@ fn bundle_with_requirements(dir: &Path) -> String {
 
 #[test]
 fn provider_serves_strict_mode_without_nvjitlink_and_skips_what_the_target_cannot_run() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("serve");
     let bundle = bundle_with_requirements(&dir);
     let prov = dir.join("req-sm90.ltkp");
@@ -180,6 +158,9 @@ fn provider_serves_strict_mode_without_nvjitlink_and_skips_what_the_target_canno
 
 #[test]
 fn audit_rejects_ptx_and_foreign_targets_and_accepts_a_clean_provider() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("audit");
     let bundle = bundle_with_requirements(&dir);
     let prov = dir.join("p.ltkp");
@@ -247,6 +228,9 @@ fn audit_rejects_ptx_and_foreign_targets_and_accepts_a_clean_provider() {
 
 #[test]
 fn install_minimal_has_no_implicit_fallback_and_promote_from_cache_works() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
     let dir = scratch("install");
     let bundle = bundle_with_requirements(&dir);
     let p90 = dir.join("p90.ltkp");
@@ -367,19 +351,4 @@ fn install_minimal_has_no_implicit_fallback_and_promote_from_cache_works() {
         "{}",
         text(&o)
     );
-}
-
-/// Runs `ltokit bench cache` for one plan of a bundle, with `extra` arguments.
-fn bench_cache(
-    bundle: &str,
-    plan: &str,
-    arch: &str,
-    extra: &[&str],
-    env: &[(&str, &str)],
-) -> Output {
-    let mut args = vec![
-        "bench", "cache", "--bundle", bundle, "--plan", plan, "--arch", arch,
-    ];
-    args.extend_from_slice(extra);
-    run(&args, env)
 }

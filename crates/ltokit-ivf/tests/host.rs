@@ -1,15 +1,16 @@
-//! Host-side checks (CI, no GPU): every variant has a plan in the embedded bundle, and
-//! the CPU reference path agrees with itself where it must.
+//! Host-side checks (CI, no GPU): every variant has its own plan of the right fragments
+//! in the embedded bundle, and the CPU reference search through the interleaved layout
+//! finds what an independent brute force over the flat rows finds.
 
 use ltokit_ivf::data::synthetic;
 use ltokit_ivf::gpu::{bundle, capacity, plan_names, MAX_K};
 use ltokit_ivf::index::veclen;
 use ltokit_ivf::kmeans::{assign_cpu, train, training_set, KMeansParams};
-use ltokit_ivf::reference::{coarse, exact, recall, scan_lists};
+use ltokit_ivf::reference::scan_lists;
 use ltokit_ivf::{DType, Filter, IvfIndex, Metric};
 
 #[test]
-fn every_variant_has_its_plans() {
+fn every_variant_has_its_own_plans_with_the_right_fragments() {
     let b = bundle().unwrap();
     let target = "sm_90".parse().unwrap();
     let filters = [
@@ -20,59 +21,122 @@ fn every_variant_has_its_plans() {
             bits: vec![],
         },
     ];
-    let mut n = 0;
+    let mut scans = std::collections::HashMap::new();
     for dtype in DType::ALL {
         for dim in [64, 30] {
+            let width = veclen(dtype, dim);
             for metric in Metric::ALL {
                 for filter in &filters {
                     for k in [1, 2, 10, 33, 100, 256, 300, 1024] {
-                        let (scan, merge) =
-                            plan_names(dtype, veclen(dtype, dim), metric, filter, k).unwrap();
+                        let (scan, merge) = plan_names(dtype, width, metric, filter, k).unwrap();
                         let plan = b.plan(&scan, target).unwrap();
                         assert_eq!(plan.kernel(), "ivf_scan");
-                        assert_eq!(plan.inputs().len(), 4, "entry, distance, metric, filter");
+                        // The plan links the fragments this variant needs: an entry whose
+                        // top-k capacity holds k, the distance of this type, width and
+                        // metric, this metric and this filter.
+                        let names: Vec<&str> =
+                            plan.inputs().iter().map(|i| i.name.as_str()).collect();
+                        let cap = capacity(k).unwrap();
+                        assert!(cap >= k && cap < 2 * k.max(8), "capacity {cap} for k {k}");
+                        let v = if width == 1 { "v1" } else { "vmax" };
+                        assert_eq!(
+                            names,
+                            [
+                                format!("scan_c{cap}"),
+                                format!("dist_{}_{v}_{}", dtype.name(), metric.name()),
+                                format!("metric_{}", metric.name()),
+                                format!("filter_{}", filter.name()),
+                            ],
+                            "{scan}"
+                        );
                         assert_eq!(b.plan(&merge, target).unwrap().kernel(), "ivf_merge");
-                        n += 1;
+                        // No two variants that differ in what they compute share a plan.
+                        let variant = (dtype, width, metric, filter.name(), cap);
+                        assert_eq!(
+                            *scans.entry(scan.clone()).or_insert(variant),
+                            variant,
+                            "{scan}"
+                        );
                     }
                 }
             }
         }
     }
-    assert_eq!(n, 4 * 2 * 4 * 3 * 8);
-    assert_eq!(capacity(10).unwrap(), 16);
     assert!(capacity(0).is_err() && capacity(MAX_K + 1).is_err());
 }
 
+/// The distance each metric ranks by (smaller is nearer), written out here independently
+/// of `Metric::score`: squared L2, L2, negative inner product, 1 − cosine similarity.
+fn independent_distance(metric: Metric, q: &[f32], x: &[f32]) -> f64 {
+    let (mut d2, mut dot, mut qq, mut xx) = (0f64, 0f64, 0f64, 0f64);
+    for (&a, &b) in q.iter().zip(x) {
+        let (a, b) = (f64::from(a), f64::from(b));
+        d2 += (a - b) * (a - b);
+        dot += a * b;
+        qq += a * a;
+        xx += b * b;
+    }
+    match metric {
+        Metric::L2 => d2,
+        Metric::L2Sqrt => d2.sqrt(),
+        Metric::Ip => -dot,
+        Metric::Cosine => 1.0 - dot / (qq.sqrt() * xx.sqrt()),
+    }
+}
+
 #[test]
-fn ivf_with_every_list_probed_is_exact_on_the_cpu() {
-    let base = synthetic(600, 12, 6, DType::F32, 11);
+fn probing_every_list_finds_the_true_neighbours_through_the_interleaved_layout() {
+    let dim = 12;
+    let base = synthetic(600, dim, 6, DType::F32, 11);
+    let ids: Vec<i64> = (0..600).map(|i| 1000 + 3 * i).collect();
     let params = KMeansParams {
         n_lists: 8,
         iters: 5,
         train_fraction: 0.5,
         seed: 3,
     };
+    let flat = base.to_f32();
     for metric in Metric::ALL {
         let t = training_set(&base, &params, metric);
-        let centers = train(&t, 12, &params, &mut |p, c| Ok(assign_cpu(p, c, 12))).unwrap();
-        let assignment = assign_cpu(&base.to_f32(), &centers, 12);
-        let index = IvfIndex::from_assignment(
-            metric,
-            &base,
-            &(0..600).collect::<Vec<_>>(),
-            centers,
-            &assignment,
-        )
-        .unwrap();
-        let flat = base.to_f32();
+        let centers = train(&t, dim, &params, &mut |p, c| Ok(assign_cpu(p, c, dim))).unwrap();
+        let assignment = assign_cpu(&flat, &centers, dim);
+        let index = IvfIndex::from_assignment(metric, &base, &ids, centers, &assignment).unwrap();
         for qi in 0..10 {
-            let q = base.row_f32(qi * 7);
-            let lists: Vec<usize> = coarse(&index, &q, 8).iter().map(|(l, _)| *l).collect();
-            let ivf = scan_lists(&index, qi, &q, &lists, 10, &Filter::None);
-            let truth = exact(metric, &flat, 12, &q, 10);
-            let a: Vec<i64> = ivf.iter().map(|h| h.0).collect();
-            let b: Vec<i64> = truth.iter().map(|h| h.0).collect();
-            assert_eq!(recall(&[a], &[b], 10), 1.0, "{metric:?}");
+            let q = synthetic(1, dim, 6, DType::F32, 100 + qi).row_f32(0);
+            let all_lists: Vec<usize> = (0..8).collect();
+            let found = scan_lists(&index, qi as usize, &q, &all_lists, 10, &Filter::None);
+            // Truth from the flat rows and their ids, not from the index.
+            let mut truth: Vec<(f64, i64)> = flat
+                .chunks(dim)
+                .zip(&ids)
+                .map(|(x, &id)| (independent_distance(metric, &q, x), id))
+                .collect();
+            truth.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let want: Vec<i64> = truth[..10].iter().map(|t| t.1).collect();
+            let got: Vec<i64> = found.iter().map(|h| h.0).collect();
+            assert_eq!(got, want, "{metric:?} query {qi}");
+            for (h, t) in found.iter().zip(&truth) {
+                // Reported as the metric is named: the inner product itself for ip.
+                let reported = if metric == Metric::Ip { -t.0 } else { t.0 };
+                assert!(
+                    (h.1 - reported).abs() < 1e-9 * reported.abs().max(1.0),
+                    "{metric:?}: {} vs {reported}",
+                    h.1
+                );
+            }
         }
     }
+}
+
+#[test]
+fn prebuilt_bundle_matches_its_sources() {
+    // Fails after a kernel source, header or the spec changed until
+    // scripts/update-prebuilt.sh refreshes kernels/prebuilt/ivf.ltkb.
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let report = ltokit_build::check_prebuilt(
+        &crate_dir.join("kernels/bundle.json"),
+        &crate_dir.join("kernels/prebuilt/ivf.ltkb"),
+    )
+    .unwrap();
+    assert_eq!(report.plans, bundle().unwrap().manifest().plans.len());
 }

@@ -255,6 +255,16 @@ pub enum Error {
         why: String,
     },
 
+    /// A checked-in prebuilt bundle no longer matches the spec and sources it was built
+    /// from, and NVRTC is not available to rebuild it.
+    #[error("the prebuilt bundle {} is stale: {why}; fix: install the CUDA compiler libraries (scripts/setup-cuda.sh) so the bundle is compiled, and refresh the prebuilt copy with scripts/update-prebuilt.sh", prebuilt.display())]
+    StalePrebuilt {
+        /// The prebuilt bundle.
+        prebuilt: PathBuf,
+        /// The first difference found.
+        why: String,
+    },
+
     /// `native` was given as a target and no GPU could say what it is.
     #[error("--arch native needs a GPU to name the target, but {why}; fix: name the target instead, e.g. --arch sm_90 (H100/H200), sm_80 (A100), sm_89 (L4/L40), sm_100 (B200), sm_120 (RTX 50xx)")]
     NoNativeTarget {

@@ -1,7 +1,7 @@
 //! The real pipeline on a machine without a GPU: CUDA C++ → LTO-IR (NVRTC) → cubin
 //! (nvJitLink) for several architectures, with every cubin's ELF checked. Needs the CUDA
-//! 13.0 compiler libraries (scripts/setup-cuda.sh installs them); fails, not skips,
-//! without them.
+//! 13.0 compiler libraries (scripts/setup-cuda.sh installs them); each test says it was
+//! skipped, and why, without them (and fails instead under LTOKIT_TEST_REQUIRE_TOOLKIT=1).
 
 mod common;
 
@@ -26,6 +26,9 @@ fn link_demo(compile_for: &str, link_for: &str) -> ltokit::Result<Vec<u8>> {
 
 #[test]
 fn three_fragments_link_for_every_architecture() {
+    if demo::skip_without_toolkit() {
+        return;
+    }
     let fragments = demo::compile_fragments(t("sm_75")).unwrap();
     assert_eq!(fragments.len(), 3);
     for f in &fragments {
@@ -65,6 +68,9 @@ fn three_fragments_link_for_every_architecture() {
 
 #[test]
 fn missing_device_function_is_a_link_error_with_the_log() {
+    if demo::skip_without_toolkit() {
+        return;
+    }
     let fragments = demo::compile_fragments(t("sm_90")).unwrap();
     let inputs: Vec<LinkInput> = fragments[..2]
         .iter()
@@ -81,6 +87,9 @@ fn missing_device_function_is_a_link_error_with_the_log() {
 
 #[test]
 fn ir_for_a_newer_architecture_is_refused_before_linking() {
+    if demo::skip_without_toolkit() {
+        return;
+    }
     let err = link_demo("sm_90", "sm_80").unwrap_err().to_string();
     assert!(err.contains("cannot be linked for sm_80"), "{err}");
     let err = link_demo("sm_90a", "sm_90").unwrap_err().to_string();
@@ -91,6 +100,9 @@ fn ir_for_a_newer_architecture_is_refused_before_linking() {
 
 #[test]
 fn ir_from_a_newer_toolkit_is_refused_clearly() {
+    if demo::skip_without_toolkit() {
+        return;
+    }
     let fragments = demo::compile_fragments(t("sm_90")).unwrap();
     let mut inputs: Vec<LinkInput> = fragments.iter().map(LinkInput::from_fragment).collect();
     let linker = NvJitLink::get().unwrap().version();
@@ -110,11 +122,37 @@ fn ir_from_a_newer_toolkit_is_refused_clearly() {
             .unwrap_err()
             .to_string();
         assert!(err.contains("newer than nvJitLink"), "{err}");
+    } else {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "PARTLY SKIPPED ir_from_a_newer_toolkit_is_refused_clearly: nvJitLink {linker} is not older than 13.5 IR, so the refusal from the header bytes alone was not exercised"
+        );
+    }
+}
+
+#[test]
+fn real_ir_names_the_nvrtc_that_made_it() {
+    if demo::skip_without_toolkit() {
+        return;
+    }
+    let nvrtc = ltokit::toolkit::nvrtc::Nvrtc::get().unwrap().version();
+    for fragment in demo::compile_fragments(t("sm_80")).unwrap() {
+        let header = ltokit::formats::ltoir::header_version(&fragment.ltoir).unwrap();
+        assert_eq!(
+            ltokit::formats::ltoir::producer_of(header),
+            Some(nvrtc),
+            "{}: IR container {header:?} from NVRTC {nvrtc}",
+            fragment.name
+        );
     }
 }
 
 #[test]
 fn compile_errors_carry_nvrtcs_log() {
+    if demo::skip_without_toolkit() {
+        return;
+    }
     let err = fragment::compile(
         "__global__ void k() { undeclared_thing(); }",
         "broken.cu",
@@ -138,6 +176,9 @@ fn compile_errors_carry_nvrtcs_log() {
 
 #[test]
 fn name_expressions_defines_and_cuda_headers() {
+    if demo::skip_without_toolkit() {
+        return;
+    }
     let source = r#"
         #include <cuda_fp16.h>
         #include <cuda/std/cstdint>
@@ -169,6 +210,9 @@ fn name_expressions_defines_and_cuda_headers() {
 
 #[test]
 fn fatbins_from_our_writer_and_nvfatbin_link_and_parse() {
+    if demo::skip_without_toolkit() {
+        return;
+    }
     let fragments = demo::compile_fragments(t("sm_80")).unwrap();
     // Our writer: the entry fragment inside a fatbin, the others as raw LTO-IR.
     let mut w = FatbinWriter::new();
@@ -250,6 +294,9 @@ fn fatbins_from_our_writer_and_nvfatbin_link_and_parse() {
 
 #[test]
 fn a_fatbin_without_a_usable_entry_is_refused_with_its_contents() {
+    if demo::skip_without_toolkit() {
+        return;
+    }
     let fixture = common::read_fixture("sm80_sm90_uncompressed.fatbin");
     let err = link::link(
         &[LinkInput::from_bytes("old.fatbin", fixture).unwrap()],
@@ -266,6 +313,9 @@ fn a_fatbin_without_a_usable_entry_is_refused_with_its_contents() {
 
 #[test]
 fn bad_inputs_and_options_are_clear_errors() {
+    if demo::skip_without_toolkit() {
+        return;
+    }
     assert!(link::link(&[], t("sm_90"), &[])
         .unwrap_err()
         .to_string()

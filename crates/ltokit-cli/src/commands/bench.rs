@@ -151,7 +151,7 @@ pub fn run(args: &CacheBenchArgs) -> anyhow::Result<ExitCode> {
             let cache = KernelCache::with_loader(config, ModuleLoader::new(Arc::clone(gpu)));
             let started = Instant::now();
             let (module, level) = cache.get_traced(&plan)?;
-            let kernel = module.kernel(&plan.kernel(), demo::SIGNATURE)?;
+            let kernel = module.kernel(plan.kernel(), demo::SIGNATURE)?;
             report.request_to_ready_ms = ms(started);
             report.level = format!("{level:?}").to_lowercase();
             report.nvjitlink_loaded = nvjitlink_mapped();

@@ -40,13 +40,19 @@ pub fn producer_of(version: (u16, u16)) -> Option<Version> {
 mod tests {
     use super::*;
 
+    // That real NVRTC output maps to the NVRTC that made it is checked on real IR in
+    // tests/pipeline.rs; here, only the reading of the header bytes.
     #[test]
-    fn version_and_producer_from_header() {
+    fn header_is_read_only_from_ltoir_of_six_bytes_or_more() {
         let ir = [0xed, 0x43, 0x4e, 0x7f, 1, 65, 2, 0x62];
         assert_eq!(header_version(&ir), Some((1, 65)));
-        assert_eq!(producer_of((1, 65)), Some(Version::new(13, 0)));
-        assert_eq!(producer_of((1, 66)), None);
+        assert_eq!(header_version(&ir[..6]), Some((1, 65)));
+        assert_eq!(header_version(&ir[..5]), None);
         assert_eq!(header_version(b"\x7fELF\x02\x01"), None);
-        assert_eq!(header_version(&MAGIC), None);
+        assert_eq!(
+            producer_of((0, 0)),
+            None,
+            "an unknown version has no producer"
+        );
     }
 }

@@ -186,6 +186,18 @@ impl<T> Lazy<T> {
     }
 }
 
+/// Why the compiler libraries (NVRTC and nvJitLink) cannot be used, when they cannot:
+/// one line per library that failed to load. `None` when both load. Tests that need them
+/// use this to skip with a reason instead of failing on a machine without them.
+pub fn compiler_unavailable() -> Option<String> {
+    let errors: Vec<String> = [nvrtc::Nvrtc::get().err(), nvjitlink::NvJitLink::get().err()]
+        .into_iter()
+        .flatten()
+        .map(|e| e.to_string().lines().next().unwrap_or_default().to_string())
+        .collect();
+    (!errors.is_empty()).then(|| errors.join("; "))
+}
+
 /// What `ltokit doctor` reports for one library.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LibraryReport {

@@ -164,8 +164,6 @@ impl NvFatbin {
                 .map_err(|_| Error::InvalidArgument("arch contains NUL".into()))?;
             let ident = CString::new(input.identifier)
                 .map_err(|_| Error::InvalidArgument("identifier contains NUL".into()))?;
-            // SAFETY (all three arms): data pointer and length describe a live slice; the
-            // strings are NUL-terminated and outlive the call; the handle is live.
             let (call, rc) = match input.kind {
                 EntryKind::Ptx => {
                     // nvFatbinAddPTX wants the text NUL-terminated.
@@ -173,6 +171,8 @@ impl NvFatbin {
                     if text.last() != Some(&0) {
                         text.push(0);
                     }
+                    // SAFETY: `text` is a live, NUL-terminated buffer of this length; the
+                    // strings are NUL-terminated and outlive the call; the handle is live.
                     ("nvFatbinAddPTX", unsafe {
                         (self.fns.add_ptx)(
                             handle.raw,
@@ -184,6 +184,8 @@ impl NvFatbin {
                         )
                     })
                 }
+                // SAFETY: pointer and length describe the live input slice; the strings
+                // are NUL-terminated and outlive the call; the handle is live.
                 EntryKind::Cubin => ("nvFatbinAddCubin", unsafe {
                     (self.fns.add_cubin)(
                         handle.raw,
@@ -193,6 +195,7 @@ impl NvFatbin {
                         ident.as_ptr(),
                     )
                 }),
+                // SAFETY: as for the cubin arm.
                 EntryKind::LtoIr => ("nvFatbinAddLTOIR", unsafe {
                     (self.fns.add_ltoir)(
                         handle.raw,

@@ -1,0 +1,97 @@
+//! Helpers shared by the CLI tests.
+//!
+//! Every `ltokit` these tests start runs isolated: `HOME` and `XDG_{CACHE,DATA,CONFIG}_HOME`
+//! point into a folder of the test's own (named after the test), and no `LTOKIT_*`
+//! setting is inherited but `LTOKIT_CUDA_LIB_DIR`, so no test reads or writes the user's
+//! cache or providers. Scratch folders live under one per-process temporary folder.
+
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The variables a test must not inherit (it sets what it needs explicitly).
+const CLEARED: &[&str] = &[
+    "LTOKIT_CACHE_DIR",
+    "LTOKIT_CACHE",
+    "LTOKIT_CACHE_MAX_BYTES",
+    "LTOKIT_JIT",
+    "LTOKIT_PROVIDER_PATH",
+    "LTOKIT_PROVIDER_POLICY",
+    "LTOKIT_LOG",
+];
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// This test's own folder (`<tmp>/ltokit-test-<pid>/<test name>`), created.
+fn test_root() -> PathBuf {
+    let name: String = std::thread::current()
+        .name()
+        .unwrap_or("main")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let dir = std::env::temp_dir()
+        .join(format!("ltokit-test-{}", std::process::id()))
+        .join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A fresh, empty scratch folder `tag` inside this test's folder.
+pub fn scratch(tag: &str) -> PathBuf {
+    let d = test_root().join(tag);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// An isolated `ltokit` command (see the module docs) with `args` and `env`.
+pub fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
+    let home = test_root().join("home");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ltokit"));
+    cmd.args(args)
+        .env("HOME", &home)
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CONFIG_HOME", home.join(".config"));
+    for var in CLEARED {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// Runs an isolated `ltokit` to completion.
+pub fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    command(args, env).output().expect("ltokit runs")
+}
+
+/// Standard output and error, together.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs `ltokit bench cache` for one plan of a bundle, with `extra` arguments.
+pub fn bench_cache(
+    bundle: &str,
+    plan: &str,
+    arch: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let mut args = vec![
+        "bench", "cache", "--bundle", bundle, "--plan", plan, "--arch", arch,
+    ];
+    args.extend_from_slice(extra);
+    run(&args, env)
+}
