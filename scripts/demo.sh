@@ -5,5 +5,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup-cuda.sh
-cargo build --release --quiet -p ltokit-cli
+echo "demo: building ltokit (release; the first build takes several minutes on 2 cores, later ones seconds)" >&2
+cargo build --release -p ltokit-cli
 exec target/release/ltokit demo "$@"

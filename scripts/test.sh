@@ -10,6 +10,8 @@ scripts/setup-cuda.sh
 # rather than skips.
 export LTOKIT_TEST_REQUIRE_TOOLKIT=1
 cargo fmt --all -- --check
+# The fuzz workspace's lock file must match its dependencies (fuzzing would rewrite it).
+cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace
 scripts/fuzz.sh "${FUZZ_SECONDS:-30}"

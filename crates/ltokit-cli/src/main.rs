@@ -22,9 +22,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// GPU kernels as LTO-IR fragments, linked for the exact GPU present.
+/// GPU kernels as LTO-IR fragments, linked for the exact GPU present, cached, and shipped
+/// as prebuilt per-architecture providers.
 #[derive(Parser)]
-#[command(name = "ltokit", version, about, long_about = None)]
+#[command(name = "ltokit", version, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -64,7 +65,7 @@ enum Command {
     /// Link LTO-IR, fatbins, cubins, PTX or host objects into a cubin with nvJitLink,
     /// through the kernel cache.
     Link {
-        /// Target: sm_XY[a|f], or "native" for the local GPU (sm_90 without one).
+        /// Target: sm_XY[a|f], or "native" for the local GPU (an error without one).
         #[arg(long)]
         arch: String,
         /// Extra nvJitLink option such as -O3 or -split-compile=0 (repeatable).
@@ -163,8 +164,9 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Compile a three-fragment kernel, link it for this machine's GPU (sm_90 without
-    /// one), show the result's inventory, and run it on the GPU when there is one.
+    /// IVF-Flat search with kernels assembled from LTO-IR: with a GPU, build an index of
+    /// synthetic vectors, search it and print recall and QPS; without one, link the
+    /// search's kernels for sm_90 through the kernel cache and show what was made.
     Demo {
         /// Where to write the demo's outputs.
         #[arg(long, default_value = "target/ltokit-demo")]

@@ -244,3 +244,52 @@ fn a_closed_pipe_ends_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(status.success() || status.code() == Some(141), "{status:?}");
 }
+
+#[test]
+fn targets_that_cannot_be_served_are_named_with_the_alternatives() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
+    let dir = scratch("targets");
+    let ir = dir.join("combine.ltoir");
+    let source = repo().join("crates/ltokit-demo/kernels/demo/combine.cu");
+    let out = ltokit(&[
+        "compile",
+        "--arch",
+        "sm_75",
+        source.to_str().unwrap(),
+        "-o",
+        ir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cubin = dir.join("x.cubin");
+    let link = |arch: &str| {
+        ltokit(&[
+            "link",
+            "--arch",
+            arch,
+            "--no-cache",
+            ir.to_str().unwrap(),
+            "-o",
+            cubin.to_str().unwrap(),
+        ])
+    };
+    // A well-formed target the loaded nvJitLink does not know: what it does know.
+    let out = link("sm_99");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("\"sm_99\"") && err.contains("it links for") && err.contains("sm_90,"),
+        "{err}"
+    );
+    // `native` names the local GPU, or says how to name a target when there is none.
+    let out = link("native");
+    if !out.status.success() {
+        let err = stderr(&out);
+        assert!(
+            err.contains("needs a GPU") && err.contains("--arch sm_90"),
+            "{err}"
+        );
+        assert!(!cubin.exists(), "nothing is written for a refused target");
+    }
+}

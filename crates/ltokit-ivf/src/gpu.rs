@@ -60,6 +60,11 @@ pub fn bundle() -> Result<Arc<Bundle>> {
     Bundle::from_bytes("ltokit-ivf (embedded)", BUNDLE)
 }
 
+/// Size of the embedded bundle file in bytes (manifest and compressed fragments).
+pub fn bundle_file_bytes() -> usize {
+    BUNDLE.len()
+}
+
 /// The top-k capacity variant for `k`: the next power of two.
 pub fn capacity(k: usize) -> Result<usize> {
     if k == 0 || k > MAX_K {

@@ -195,7 +195,20 @@ pub fn link(
             name: &i.name,
         })
         .collect();
-    let linked = linker.link(&options, &data)?;
+    let linked = linker.link(&options, &data).map_err(|e| match e {
+        // A target this nvJitLink does not know: say which ones it does.
+        Error::Link { code: 16 | 17, .. } => Error::InvalidTarget {
+            text: target.to_string(),
+            why: format!(
+                "nvJitLink {} at {} does not link for it; it links for {} (and their a/f variants where they exist). fix: pick one of those, or install a newer nvJitLink {}.x",
+                linker.version(),
+                linker.path().display(),
+                linker.supported_targets().join(", "),
+                linker.version().major
+            ),
+        },
+        other => other,
+    })?;
     Ok(LinkOutput {
         cubin: linked.cubin,
         options,

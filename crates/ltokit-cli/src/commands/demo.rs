@@ -12,14 +12,17 @@ use std::time::Instant;
 
 use ltokit::cache::{CacheConfig, KernelCache, Level};
 use ltokit::launch::{self, Gpu};
-use ltokit::{formats::inventory, Target};
+use ltokit::Target;
 use ltokit_ivf::data::synthetic_pair;
-use ltokit_ivf::gpu::{bundle, plan_names, DeviceLists, GpuIndex, IvfGpu, EXACT_CHUNK};
+use ltokit_ivf::gpu::{bundle, bundle_file_bytes, plan_names, DeviceLists, GpuIndex, IvfGpu, EXACT_CHUNK};
 use ltokit_ivf::index::veclen;
 use ltokit_ivf::kmeans::KMeansParams;
 use ltokit_ivf::{DType, Filter, Metric};
 
-use super::{inventory::print_text, write_file};
+use indicatif::HumanBytes;
+use ltokit::formats::cubin::CubinInfo;
+
+use super::write_file;
 
 const ROWS: usize = 200_000;
 const DIM: usize = 128;
@@ -32,8 +35,16 @@ pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
     let config = CacheConfig::from_env()?;
     let b = bundle()?;
     let m = b.manifest();
-    let ir_bytes: u64 = m.fragments.iter().map(|f| f.stored_bytes).sum();
-    outln!("IVF-Flat kernels: {} LTO-IR fragments ({} KiB compressed) make {} plans (data type × vector width × metric × filter × top-k capacity)", m.fragments.len(), ir_bytes / 1024, m.plans.len());
+    let raw: u64 = m.fragments.iter().map(|f| f.raw_bytes).sum();
+    let stored: u64 = m.fragments.iter().map(|f| f.stored_bytes).sum();
+    outln!(
+        "IVF-Flat kernels: {} LTO-IR fragments ({} of IR, {} compressed) make {} plans (data type × vector width × metric × filter × top-k capacity); the bundle file with its manifest is {}",
+        m.fragments.len(),
+        HumanBytes(raw),
+        HumanBytes(stored),
+        m.plans.len(),
+        HumanBytes(bundle_file_bytes() as u64)
+    );
     match config.dir.as_ref() {
         Some(d) => outln!("kernel cache: {}", d.display()),
         None => outln!("kernel cache: disk cache off (LTOKIT_CACHE=off)"),
@@ -119,7 +130,11 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
         K,
     )?;
     let names = [coarse_scan, coarse_merge, scan, merge];
-    let mut last = None;
+    outln!("writing the cubins to {}", out_dir.display());
+    outln!(
+        "  {:<28} {:>8}  {:<8} {:<10} from",
+        "plan", "bytes", "arch", "kernel"
+    );
     for name in &names {
         let plan = b.plan(name, target)?;
         let started = Instant::now();
@@ -130,18 +145,16 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
             Level::L1 => "in-process hit",
             Level::Provider => "from a prebuilt provider",
         };
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+        // What the cubin's own ELF says: the architecture it runs on and its kernel.
+        let info = CubinInfo::parse(&cubin)?;
         outln!(
-            "  {name:<28} {:>7} bytes  {how} in {:.1} ms",
+            "  {name:<28} {:>8}  {:<8} {:<10} {how} in {elapsed_ms:.1} ms",
             cubin.len(),
-            started.elapsed().as_secs_f64() * 1e3
+            format!("sm_{}", info.arch),
+            info.kernels.join(","),
         );
-        let path = out_dir.join(format!("{name}.{target}.cubin"));
-        write_file(&path, &cubin)?;
-        last = Some(path);
-    }
-    if let Some(path) = last {
-        outln!();
-        print_text(&inventory::inventory_file(&path)?)?;
+        write_file(&out_dir.join(format!("{name}.{target}.cubin")), &cubin)?;
     }
     let s = cache.stats();
     outln!(
@@ -150,5 +163,13 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
         s.l2_hits
     );
     outln!("skipped: building the index and searching (they need a GPU); everything above ran for real");
+    outln!("next:");
+    outln!("  ltokit demo                          again: every kernel comes from the disk cache");
+    outln!(
+        "  ltokit inventory {}/*.cubin   every entry of the cubins written",
+        out_dir.display()
+    );
+    outln!("  ltokit cache stats                   the cache's counters");
+    outln!("  ltokit demo   on a machine with a GPU: builds an index and searches it");
     Ok(ExitCode::SUCCESS)
 }

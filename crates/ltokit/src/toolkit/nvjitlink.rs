@@ -66,6 +66,7 @@ pub struct NvJitLink {
     version: Version,
     plain_symbols: bool,
     opened: OpenedLibrary,
+    supported: std::sync::OnceLock<Vec<String>>,
 }
 
 /// The result of a successful link.
@@ -142,6 +143,7 @@ impl NvJitLink {
             version,
             plain_symbols,
             opened,
+            supported: std::sync::OnceLock::new(),
         })
     }
 
@@ -192,6 +194,37 @@ impl NvJitLink {
         } else {
             "versioned"
         }
+    }
+
+    /// The machine targets this nvJitLink accepts, among the architectures CUDA has
+    /// named (probed once per process by creating and destroying a handle for each; only
+    /// called to explain a refused `-arch`).
+    pub fn supported_targets(&self) -> &[String] {
+        self.supported.get_or_init(|| {
+            const KNOWN: &[u32] = &[
+                50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110,
+                120, 121,
+            ];
+            KNOWN
+                .iter()
+                .map(|n| format!("sm_{n}"))
+                .filter(|arch| self.accepts_arch(arch))
+                .collect()
+        })
+    }
+
+    fn accepts_arch(&self, arch: &str) -> bool {
+        let Ok(option) = std::ffi::CString::new(format!("-arch={arch}")) else {
+            return false;
+        };
+        let ptrs = [option.as_ptr()];
+        let mut raw: Handle = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; `ptrs` holds one NUL-terminated string
+        // that outlives the call.
+        let rc = unsafe { (self.fns.create)(&mut raw, 1, ptrs.as_ptr()) };
+        // Destroys the handle (if any) on drop.
+        drop(HandleGuard { lib: self, raw });
+        rc == 0
     }
 
     /// Links `inputs` with `options` (which must include `-arch=sm_XY`) into a cubin.
