@@ -109,8 +109,9 @@ impl BundleSpec {
     /// Reads a spec file.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        serde_json::from_str(&text).map_err(|e| {
-            Error::InvalidArgument(format!("{}: not a valid bundle spec: {e}", path.display()))
+        serde_json::from_str(&text).map_err(|e| Error::BadSpec {
+            spec: path.display().to_string(),
+            why: format!("not a valid bundle spec: {e}"),
         })
     }
 
@@ -119,7 +120,10 @@ impl BundleSpec {
     pub fn expand(&self) -> Result<(Vec<ExpandedFragment>, Vec<PlanRecord>)> {
         for (axis, values) in &self.axes {
             if values.is_empty() {
-                return Err(Error::InvalidArgument(format!("axis {axis} has no values")));
+                return Err(Error::BadSpec {
+                    spec: self.name.clone(),
+                    why: format!("axis {axis} has no values"),
+                });
             }
         }
         let mut fragments = Vec::new();
@@ -142,7 +146,7 @@ impl BundleSpec {
         let mut seen = BTreeSet::new();
         for f in &fragments {
             if !seen.insert(f.name.as_str()) {
-                return Err(Error::InvalidArgument(format!("fragment name {} appears twice after expansion; put every axis it varies over in its name", f.name)));
+                return Err(Error::BadSpec { spec: self.name.clone(), why: format!("fragment name {} appears twice after expansion; put every axis it varies over in its name", f.name)});
             }
         }
         let mut plans = Vec::new();
@@ -165,10 +169,13 @@ impl BundleSpec {
                 };
                 for name in std::iter::once(&plan.entry).chain(&plan.fragments) {
                     if !seen.contains(name.as_str()) {
-                        return Err(Error::InvalidArgument(format!(
-                            "plan {} names fragment {name}, which the spec does not define",
-                            plan.name
-                        )));
+                        return Err(Error::BadSpec {
+                            spec: self.name.clone(),
+                            why: format!(
+                                "plan {} names fragment {name}, which the spec does not define",
+                                plan.name
+                            ),
+                        });
                     }
                 }
                 plans.push(plan);
@@ -177,10 +184,10 @@ impl BundleSpec {
         let mut plan_names = BTreeSet::new();
         for p in &plans {
             if !plan_names.insert(p.name.as_str()) {
-                return Err(Error::InvalidArgument(format!(
-                    "plan name {} appears twice after expansion",
-                    p.name
-                )));
+                return Err(Error::BadSpec {
+                    spec: self.name.clone(),
+                    why: format!("plan name {} appears twice after expansion", p.name),
+                });
             }
         }
         Ok((fragments, plans))
@@ -192,9 +199,10 @@ impl BundleSpec {
         for s in strings {
             for name in placeholders(s) {
                 if !self.axes.contains_key(&name) {
-                    return Err(Error::InvalidArgument(format!(
-                        "{s:?} uses {{{name}}}, but there is no axis {name}"
-                    )));
+                    return Err(Error::BadSpec {
+                        spec: self.name.clone(),
+                        why: format!("{s:?} uses {{{name}}}, but there is no axis {name}"),
+                    });
                 }
                 used.insert(name);
             }

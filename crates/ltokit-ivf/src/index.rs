@@ -257,7 +257,10 @@ impl IvfIndex {
             n_lists: self.n_lists(),
             rows: self.ids.len(),
         })
-        .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        .map_err(|source| Error::Serialize {
+            what: "the IVF index header".into(),
+            source,
+        })?;
         let mut body = header.clone();
         body.extend(self.centers.iter().flat_map(|v| v.to_le_bytes()));
         body.extend(self.list_offset.iter().flat_map(|v| v.to_le_bytes()));

@@ -255,6 +255,15 @@ pub enum Error {
         why: String,
     },
 
+    /// A bundle spec (ltokit-build) is malformed or inconsistent.
+    #[error("bundle spec {spec}: {why}")]
+    BadSpec {
+        /// The spec's file or name.
+        spec: String,
+        /// What is wrong, and how to fix it.
+        why: String,
+    },
+
     /// A checked-in prebuilt bundle no longer matches the spec and sources it was built
     /// from, and NVRTC is not available to rebuild it.
     #[error("the prebuilt bundle {} is stale: {why}; fix: install the CUDA compiler libraries (scripts/setup-cuda.sh) so the bundle is compiled, and refresh the prebuilt copy with scripts/update-prebuilt.sh", prebuilt.display())]

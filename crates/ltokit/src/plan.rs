@@ -363,6 +363,55 @@ mod tests {
         )
     }
 
+    /// The key encoding is pinned: a change here invalidates every cache and provider, so
+    /// it must come with a new `CACHE_FORMAT_VERSION` (and then a new pinned value).
+    #[test]
+    fn key_encoding_is_pinned() {
+        let key = plan("sm_90a", &["-O3"], &[b"a", b"b"]).key(Version::new(13, 0));
+        assert_eq!(CACHE_FORMAT_VERSION, 2);
+        assert_eq!(
+            key.to_string(),
+            "918a70d92f2b065644fc02a7d808f21c4280e62555c94306034e172782aa0935"
+        );
+    }
+
+    #[test]
+    fn requirements_decide_which_targets_a_plan_can_have() {
+        let needs = Requirements {
+            min_arch: Some(100),
+            arch_specific: false,
+        };
+        let err = plan("sm_90", &[], &[b"a"])
+            .with_requirements(needs)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("plan p cannot run on sm_90: it needs sm_100 or newer"),
+            "{err}"
+        );
+        let p = plan("sm_100", &[], &[b"a"])
+            .with_requirements(needs)
+            .unwrap();
+        assert!(p.for_target("sm_90".parse().unwrap()).is_err());
+        assert_eq!(
+            p.for_target("sm_120".parse().unwrap())
+                .unwrap()
+                .target()
+                .number(),
+            120
+        );
+        let a_only = Requirements {
+            min_arch: None,
+            arch_specific: true,
+        };
+        assert!(plan("sm_90", &[], &[b"a"])
+            .with_requirements(a_only)
+            .is_err());
+        assert!(plan("sm_90a", &[], &[b"a"])
+            .with_requirements(a_only)
+            .is_ok());
+    }
+
     #[test]
     fn key_covers_target_suffix_options_order_and_linker() {
         let v = Version::new(13, 0);

@@ -14,7 +14,9 @@ use ltokit::cache::{CacheConfig, KernelCache, Level};
 use ltokit::launch::{self, Gpu};
 use ltokit::Target;
 use ltokit_ivf::data::synthetic_pair;
-use ltokit_ivf::gpu::{bundle, bundle_file_bytes, plan_names, DeviceLists, GpuIndex, IvfGpu, EXACT_CHUNK};
+use ltokit_ivf::gpu::{
+    bundle, bundle_file_bytes, plan_names, DeviceLists, GpuIndex, IvfGpu, EXACT_CHUNK,
+};
 use ltokit_ivf::index::veclen;
 use ltokit_ivf::kmeans::KMeansParams;
 use ltokit_ivf::{DType, Filter, Metric};
@@ -133,7 +135,10 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
     outln!("writing the cubins to {}", out_dir.display());
     outln!(
         "  {:<28} {:>8}  {:<8} {:<10} from",
-        "plan", "bytes", "arch", "kernel"
+        "plan",
+        "bytes",
+        "arch",
+        "kernel"
     );
     for name in &names {
         let plan = b.plan(name, target)?;

@@ -97,8 +97,10 @@ pub struct Frame {
 
 /// Compresses `raw` (zstd level 19) onto the end of `payload`.
 pub fn append_frame(payload: &mut Vec<u8>, raw: &[u8]) -> crate::Result<Frame> {
-    let compressed = zstd::bulk::compress(raw, 19)
-        .map_err(|e| crate::Error::InvalidArgument(format!("zstd: {e}")))?;
+    let compressed = zstd::bulk::compress(raw, 19).map_err(|source| crate::Error::Compress {
+        what: format!("a payload of {} bytes", raw.len()),
+        source,
+    })?;
     let frame = Frame {
         offset: payload.len() as u64,
         stored_bytes: compressed.len() as u64,

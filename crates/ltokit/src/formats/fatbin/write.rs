@@ -67,7 +67,10 @@ impl FatbinWriter {
         let stored = match codec {
             Codec::None => payload.to_vec(),
             Codec::Zstd if kind != EntryKind::LtoIr => zstd::bulk::compress(payload, ZSTD_LEVEL)
-                .map_err(|e| Error::InvalidArgument(format!("zstd compression failed: {e}")))?,
+                .map_err(|source| Error::Compress {
+                    what: format!("a fatbin entry of {} bytes", payload.len()),
+                    source,
+                })?,
             _ => {
                 return Err(Error::InvalidArgument(format!(
                     "{codec} compression of {kind} entries is not supported; use none (LTO-IR) or zstd (PTX, cubin)"
