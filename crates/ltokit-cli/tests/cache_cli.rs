@@ -299,6 +299,57 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
 }
 
 #[test]
+fn strict_mode_serves_a_warm_cache_with_no_compiler_libraries_at_all() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
+    let dir = scratch("nolibs");
+    let inputs = demo_inputs(&dir);
+    let cache = dir.join("cache");
+    let cache = cache.to_str().unwrap();
+    let first = dir.join("first.cubin");
+    let o = run(&link_args(&inputs, cache, first.to_str().unwrap()), &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A deployment with the prepared cache and no CUDA compiler library anywhere.
+    let empty = scratch("empty-lib-dir");
+    let no_libs = [
+        ("LTOKIT_CUDA_LIB_DIR", empty.to_str().unwrap()),
+        ("LTOKIT_JIT", "off"),
+    ];
+    let second = dir.join("second.cubin");
+    let o = run(&link_args(&inputs, cache, second.to_str().unwrap()), &no_libs);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("disk cache"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(
+        std::fs::read(&first).unwrap(),
+        std::fs::read(&second).unwrap()
+    );
+    // Not cached and nothing to link with: the error says both.
+    let other = dir.join("other.cubin");
+    let mut args = link_args(&inputs, cache, other.to_str().unwrap());
+    args.extend(["--opt", "-O0"]);
+    let o = run(&args, &no_libs);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("LTOKIT_JIT=off") && err.contains("no nvJitLink here"),
+        "{err}"
+    );
+    // Linking allowed but no nvJitLink: the missing library is the error.
+    let o = run(&args, &no_libs[..1]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("nvJitLink was not found"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
 fn bundles_rebuild_only_what_changed() {
     if ltokit_demo::skip_without_toolkit() {
         return;

@@ -293,3 +293,44 @@ fn targets_that_cannot_be_served_are_named_with_the_alternatives() {
         assert!(!cubin.exists(), "nothing is written for a refused target");
     }
 }
+
+#[test]
+fn bundle_build_refuses_a_plan_missing_the_fragment_for_a_required_symbol() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
+    let dir = scratch("spec-symbols");
+    let src = repo().join("crates/ltokit-demo/kernels/demo");
+    for f in ["entry.cu", "transform.cu", "combine.cu"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let spec = r#"{
+      "name": "broken",
+      "fragments": [
+        { "name": "entry", "role": "entry", "source": "entry.cu", "exports": ["ltk_demo"],
+          "requires": ["ltk_transform", "ltk_combine"] },
+        { "name": "transform", "source": "transform.cu", "exports": ["ltk_transform"] },
+        { "name": "combine", "source": "combine.cu", "exports": ["ltk_combine"] }
+      ],
+      "plans": [
+        { "name": "good", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform", "combine"] },
+        { "name": "forgot_combine", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform"] }
+      ]
+    }"#;
+    std::fs::write(dir.join("spec.json"), spec).unwrap();
+    let out_file = dir.join("b.ltkb");
+    let out = ltokit(&[
+        "bundle",
+        "build",
+        dir.join("spec.json").to_str().unwrap(),
+        "-o",
+        out_file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("plan forgot_combine") && err.contains("requires ltk_combine"),
+        "{err}"
+    );
+    assert!(!out_file.exists(), "no bundle is written");
+}

@@ -15,9 +15,10 @@ fn bundle_with_requirements(dir: &Path) -> String {
     let spec = r#"{
       "name": "req",
       "fragments": [
-        { "name": "entry", "role": "entry", "source": "entry.cu" },
-        { "name": "transform", "source": "transform.cu" },
-        { "name": "combine", "source": "combine.cu" }
+        { "name": "entry", "role": "entry", "source": "entry.cu", "exports": ["ltk_demo"],
+          "requires": ["ltk_transform", "ltk_combine"] },
+        { "name": "transform", "source": "transform.cu", "exports": ["ltk_transform"] },
+        { "name": "combine", "source": "combine.cu", "exports": ["ltk_combine"] }
       ],
       "plans": [
         { "name": "plain", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform", "combine"] },

@@ -10,13 +10,18 @@
 use ltokit::arch::Target;
 use ltokit::error::Result;
 use ltokit::fragment::{self, CompileOptions, Fragment};
-use ltokit::launch::Param;
+use ltokit::launch::{Elem, Extent, Param};
 
 /// Name of the entry kernel.
 pub const KERNEL: &str = "ltk_demo";
 
 /// The kernel's parameters: `x`, `y`, `a`, `n`.
-pub const SIGNATURE: &[Param] = &[Param::Ptr, Param::Ptr, Param::F32, Param::I32];
+pub const SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::F32, Extent::AtLeastArg(3)),
+    Param::BufferMut(Elem::F32, Extent::AtLeastArg(3)),
+    Param::F32,
+    Param::I32,
+];
 
 /// The fragments' sources, entry first: `(file name, CUDA C++)`.
 pub const SOURCES: &[(&str, &str)] = &[

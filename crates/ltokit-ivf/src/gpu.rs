@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 
 use ltokit::bundle::Bundle;
 use ltokit::cache::{CacheConfig, KernelCache};
-use ltokit::launch::{CudaSlice, Gpu, Kernel, LaunchConfig, ModuleLoader, Param};
+use ltokit::launch::{CudaSlice, Elem, Extent, Gpu, Kernel, LaunchConfig, ModuleLoader, Param};
 use ltokit::{Error, Result, Target};
 
 use crate::data::{DType, Matrix};
@@ -29,30 +29,33 @@ pub const EXACT_CHUNK: usize = 8192;
 /// Bound of the per-batch candidate workspace.
 const WORKSPACE_BYTES: usize = 256 << 20;
 
+/// `ivf_scan`'s parameters (kernels/ivf_abi.cuh). Buffer lengths are products of
+/// several arguments, so they are `Extent::Any`: `scan_batch` sizes them.
 const SCAN_SIGNATURE: &[Param] = &[
-    Param::Ptr,
-    Param::I32,
-    Param::I32,
-    Param::Ptr,
-    Param::Ptr,
-    Param::I32,
-    Param::Ptr,
-    Param::Ptr,
-    Param::Ptr,
-    Param::Ptr,
-    Param::I64,
-    Param::I32,
-    Param::I32,
-    Param::Ptr,
-    Param::Ptr,
+    Param::Buffer(Elem::F32, Extent::Any),    // queries
+    Param::I32,                               // dim
+    Param::I32,                               // n_probes
+    Param::Buffer(Elem::I64, Extent::Any),    // probes
+    Param::Buffer(Elem::U8, Extent::Any),     // list data
+    Param::I32,                               // element size
+    Param::Buffer(Elem::I64, Extent::Any),    // list offsets
+    Param::Buffer(Elem::I32, Extent::Any),    // list sizes
+    Param::Buffer(Elem::I64, Extent::Any),    // ids
+    Param::Buffer(Elem::U32, Extent::Any),    // filter words
+    Param::I64,                               // filter words per query
+    Param::I32,                               // first query of the batch
+    Param::I32,                               // k
+    Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
+    Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
 ];
+/// `ivf_merge`'s parameters.
 const MERGE_SIGNATURE: &[Param] = &[
-    Param::Ptr,
-    Param::Ptr,
+    Param::Buffer(Elem::F32, Extent::Any),
+    Param::Buffer(Elem::I64, Extent::Any),
     Param::I32,
     Param::I32,
-    Param::Ptr,
-    Param::Ptr,
+    Param::BufferMut(Elem::F32, Extent::Any),
+    Param::BufferMut(Elem::I64, Extent::Any),
 ];
 
 /// The IVF kernels' bundle (embedded at build time).

@@ -341,6 +341,7 @@ impl Bundle {
             plans,
         };
         validate(name, &manifest, area.len() as u64)?;
+        check_symbols(name, &manifest)?;
         let json = serde_json::to_vec_pretty(&manifest).map_err(|source| Error::Serialize {
             what: format!("the manifest of bundle {name}"),
             source,
@@ -348,6 +349,52 @@ impl Bundle {
         let out = container::write(MAGIC, FORMAT_VERSION, &json, &area);
         Ok(out)
     }
+}
+
+/// Checks that every plan can link: its entry exports its kernel, and its fragments
+/// together export every symbol any of them requires. A mistake here would otherwise
+/// surface only at run time, as ptxas's "Unresolved extern function".
+fn check_symbols(label: &str, m: &Manifest) -> Result<()> {
+    let by_name: std::collections::HashMap<&str, &FragmentRecord> =
+        m.fragments.iter().map(|f| (f.name.as_str(), f)).collect();
+    for p in &m.plans {
+        // validate() guarantees every name resolves.
+        let parts: Vec<&FragmentRecord> = std::iter::once(&p.entry)
+            .chain(&p.fragments)
+            .filter_map(|n| by_name.get(n.as_str()).copied())
+            .collect();
+        let Some(entry) = parts.first() else {
+            continue;
+        };
+        if !entry.exports.contains(&p.kernel) {
+            return Err(Error::BadSpec {
+                spec: label.to_string(),
+                why: format!(
+                    "plan {}: its entry fragment {} does not export the kernel {} (it exports [{}]); list the kernel under the entry's \"exports\"",
+                    p.name,
+                    p.entry,
+                    p.kernel,
+                    entry.exports.join(", ")
+                ),
+            });
+        }
+        for part in &parts {
+            for symbol in &part.requires {
+                if !parts.iter().any(|f| f.exports.contains(symbol)) {
+                    return Err(Error::BadSpec {
+                        spec: label.to_string(),
+                        why: format!(
+                            "plan {}: fragment {} requires {symbol}, which none of its fragments [{}] exports; add the fragment that defines it to the plan",
+                            p.name,
+                            part.name,
+                            parts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 impl FragmentSource for Bundle {

@@ -14,11 +14,11 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, LaunchArgs, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaModule, DeviceRepr, LaunchArgs, PushKernelArg,
     ValidAsZeroBits,
 };
 
-pub use cudarc::driver::{CudaSlice, LaunchConfig};
+pub use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig};
 
 use crate::arch::ComputeCapability;
 use crate::error::{Error, Result};
@@ -33,11 +33,64 @@ fn driver_error(what: &str, e: cudarc::driver::DriverError) -> Error {
     Error::Driver(format!("{what}: {e}"))
 }
 
+/// Element types a device buffer may hold, as a kernel's signature names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elem {
+    /// `int8_t`.
+    I8,
+    /// `uint8_t`.
+    U8,
+    /// `int16_t`.
+    I16,
+    /// `uint16_t` (also the storage of `__half` / `__nv_bfloat16` on the host).
+    U16,
+    /// `int32_t`.
+    I32,
+    /// `uint32_t`.
+    U32,
+    /// `int64_t`.
+    I64,
+    /// `uint64_t`.
+    U64,
+    /// `float`.
+    F32,
+    /// `double`.
+    F64,
+}
+
+/// Host types whose device buffers ltokit can check against a signature.
+pub trait DeviceElem: DeviceRepr {
+    /// The element type this host type stands for.
+    const ELEM: Elem;
+}
+
+macro_rules! device_elem {
+    ($($t:ty => $e:ident),*) => { $(impl DeviceElem for $t { const ELEM: Elem = Elem::$e; })* };
+}
+device_elem!(i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64, f32 => F32, f64 => F64);
+
+/// How many elements a buffer parameter must hold at least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extent {
+    /// Not checked (the count is a product of several arguments, say): the launch's
+    /// safety contract covers it.
+    Any,
+    /// At least this many elements.
+    AtLeast(usize),
+    /// At least the value of the integer scalar argument at this position (e.g. `n`).
+    AtLeastArg(usize),
+}
+
 /// A kernel parameter as declared by the kernel's author.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Param {
-    /// A device pointer (`T*`).
+    /// A device pointer of any element type the kernel only reads (`const T*`),
+    /// unchecked but for being a buffer.
     Ptr,
+    /// A device buffer the kernel reads: its element type and the elements it needs.
+    Buffer(Elem, Extent),
+    /// A device buffer the kernel writes: its element type and the elements it needs.
+    BufferMut(Elem, Extent),
     /// `int` / `int32_t`.
     I32,
     /// `unsigned` / `uint32_t`.
@@ -57,21 +110,50 @@ impl Param {
     pub fn size(self) -> usize {
         match self {
             Param::I32 | Param::U32 | Param::F32 => 4,
-            Param::Ptr | Param::I64 | Param::U64 | Param::F64 => 8,
+            Param::Ptr
+            | Param::Buffer(..)
+            | Param::BufferMut(..)
+            | Param::I64
+            | Param::U64
+            | Param::F64 => 8,
         }
     }
 }
 
 /// Scalars that can be passed to a kernel by value.
-pub trait Scalar: DeviceRepr {
+pub trait Scalar: DeviceRepr + Copy {
     /// The parameter kind this type matches.
     const PARAM: Param;
+    /// The value as an element count, for [`Extent::AtLeastArg`] (integers only).
+    fn as_count(self) -> Option<i128>;
 }
 
 macro_rules! scalar {
-    ($($t:ty => $p:ident),*) => { $(impl Scalar for $t { const PARAM: Param = Param::$p; })* };
+    ($($t:ty => $p:ident, $int:expr),*) => { $(impl Scalar for $t {
+        const PARAM: Param = Param::$p;
+        #[allow(clippy::redundant_closure_call)]
+        fn as_count(self) -> Option<i128> { ($int)(self) }
+    })* };
 }
-scalar!(i32 => I32, u32 => U32, f32 => F32, i64 => I64, u64 => U64, f64 => F64);
+scalar!(
+    i32 => I32, |v: i32| Some(i128::from(v)),
+    u32 => U32, |v: u32| Some(i128::from(v)),
+    i64 => I64, |v: i64| Some(i128::from(v)),
+    u64 => U64, |v: u64| Some(i128::from(v)),
+    f32 => F32, |_| None,
+    f64 => F64, |_| None
+);
+
+/// What one launch argument turned out to be, for the check against the signature.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Pushed {
+    Buffer {
+        elem: Option<Elem>,
+        len: usize,
+        writable: bool,
+    },
+    Scalar(Param, Option<i128>),
+}
 
 /// One GPU: its context, a stream, and what it is.
 pub struct Gpu {
@@ -114,6 +196,27 @@ impl Gpu {
             cc: ComputeCapability::new(major as u32, minor as u32),
             name,
         })
+    }
+
+    /// Wraps a context and stream the caller already has (its own cudarc objects):
+    /// ltokit loads modules into that context and launches on that stream.
+    pub fn from_stream(stream: Arc<CudaStream>) -> Result<Gpu> {
+        let ctx = Arc::clone(stream.context());
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| driver_error("compute capability", e))?;
+        let name = ctx.name().map_err(|e| driver_error("device name", e))?;
+        Ok(Gpu {
+            ctx,
+            stream,
+            cc: ComputeCapability::new(major as u32, minor as u32),
+            name,
+        })
+    }
+
+    /// Wraps a context the caller already has; launches go to its default stream.
+    pub fn from_context(ctx: Arc<CudaContext>) -> Result<Gpu> {
+        Gpu::from_stream(ctx.default_stream())
     }
 
     /// The device's compute capability.
@@ -175,7 +278,10 @@ impl Gpu {
                     e,
                 )
             })?;
-        Ok(Module { module })
+        Ok(Module {
+            module,
+            context: Arc::clone(&self.ctx),
+        })
     }
 
     /// Loads a cubin and looks up kernel `name`, whose parameters must be `signature`.
@@ -184,14 +290,10 @@ impl Gpu {
         self.load_module(cubin)?.kernel(name, signature)
     }
 
-    /// Starts a launch of `kernel`; add arguments in order, then [`Launch::run`].
+    /// Starts a launch of `kernel` on this GPU's stream; add arguments in order, then
+    /// [`Launch::run`].
     pub fn launch<'a>(&'a self, kernel: &'a Kernel, config: LaunchConfig) -> Launch<'a> {
-        Launch {
-            kernel,
-            config,
-            args: self.stream.launch_builder(&kernel.function),
-            pushed: Vec::with_capacity(kernel.signature.len()),
-        }
+        Launch::on(&self.stream, kernel, config)
     }
 }
 
@@ -199,9 +301,15 @@ impl Gpu {
 #[derive(Clone)]
 pub struct Module {
     module: Arc<CudaModule>,
+    context: Arc<CudaContext>,
 }
 
 impl Module {
+    /// The cudarc module, for callers that use the driver API directly.
+    pub fn cuda_module(&self) -> &Arc<CudaModule> {
+        &self.module
+    }
+
     /// Looks up kernel `name`, whose parameters must be `signature`; the declared
     /// signature is checked against the parameter sizes the cubin records.
     pub fn kernel(&self, name: &str, signature: &[Param]) -> Result<Kernel> {
@@ -228,6 +336,7 @@ impl Module {
             name: name.to_string(),
             function,
             signature: signature.to_vec(),
+            context: Arc::clone(&self.context),
         })
     }
 }
@@ -274,6 +383,7 @@ pub struct Kernel {
     name: String,
     function: CudaFunction,
     signature: Vec<Param>,
+    context: Arc<CudaContext>,
 }
 
 impl Kernel {
@@ -285,6 +395,11 @@ impl Kernel {
     /// Its declared parameters.
     pub fn signature(&self) -> &[Param] {
         &self.signature
+    }
+
+    /// The cudarc function, for callers that launch it themselves.
+    pub fn function(&self) -> &CudaFunction {
+        &self.function
     }
 
     /// Allows launches with up to `bytes` of dynamic shared memory (past the 48 KiB
@@ -311,63 +426,163 @@ pub struct Launch<'a> {
     kernel: &'a Kernel,
     config: LaunchConfig,
     args: LaunchArgs<'a>,
-    pushed: Vec<Param>,
+    pushed: Vec<Pushed>,
+    stream_context: cudarc::driver::sys::CUcontext,
 }
 
 impl<'a> Launch<'a> {
-    /// Passes a device buffer the kernel only reads.
-    pub fn buffer<T>(mut self, buffer: &'a CudaSlice<T>) -> Self {
-        self.args.arg(buffer);
-        self.pushed.push(Param::Ptr);
+    /// Starts a launch of `kernel` on `stream` (any stream of the context the kernel was
+    /// loaded into, e.g. one the caller made); add arguments in order, then
+    /// [`Launch::run`].
+    pub fn on(stream: &'a Arc<CudaStream>, kernel: &'a Kernel, config: LaunchConfig) -> Self {
+        Launch {
+            kernel,
+            config,
+            args: stream.launch_builder(&kernel.function),
+            pushed: Vec::with_capacity(kernel.signature.len()),
+            stream_context: stream.context().cu_ctx(),
+        }
+    }
+
+    fn buffer_arg(mut self, elem: Option<Elem>, len: usize, writable: bool) -> Self {
+        self.pushed.push(Pushed::Buffer {
+            elem,
+            len,
+            writable,
+        });
         self
     }
 
-    /// Passes a device buffer the kernel writes.
-    pub fn buffer_mut<T>(mut self, buffer: &'a mut CudaSlice<T>) -> Self {
+    /// Passes a device buffer the kernel only reads.
+    pub fn buffer<T: DeviceElem>(mut self, buffer: &'a CudaSlice<T>) -> Self {
         self.args.arg(buffer);
-        self.pushed.push(Param::Ptr);
-        self
+        self.buffer_arg(Some(T::ELEM), buffer.len(), false)
+    }
+
+    /// Passes a view of a device buffer the kernel only reads.
+    pub fn view<'v: 'a, T: DeviceElem>(mut self, view: &'a CudaView<'v, T>) -> Self {
+        self.args.arg(view);
+        self.buffer_arg(Some(T::ELEM), view.len(), false)
+    }
+
+    /// Passes a device buffer the kernel writes.
+    pub fn buffer_mut<T: DeviceElem>(mut self, buffer: &'a mut CudaSlice<T>) -> Self {
+        let len = buffer.len();
+        self.args.arg(buffer);
+        self.buffer_arg(Some(T::ELEM), len, true)
+    }
+
+    /// Passes a mutable view of a device buffer the kernel writes.
+    pub fn view_mut<'v: 'a, T: DeviceElem>(mut self, view: &'a mut CudaViewMut<'v, T>) -> Self {
+        let len = view.len();
+        self.args.arg(view);
+        self.buffer_arg(Some(T::ELEM), len, true)
     }
 
     /// Passes a scalar by value.
     pub fn scalar<T: Scalar>(mut self, value: &'a T) -> Self {
         self.args.arg(value);
-        self.pushed.push(T::PARAM);
+        self.pushed.push(Pushed::Scalar(T::PARAM, value.as_count()));
         self
     }
 
+    /// Why the arguments do not fit the declared signature, if they do not.
+    fn mismatch(&self) -> Option<String> {
+        let signature = &self.kernel.signature;
+        if self.pushed.len() != signature.len() {
+            return Some(format!(
+                "{} arguments for {} parameters {signature:?}",
+                self.pushed.len(),
+                signature.len()
+            ));
+        }
+        for (i, (declared, pushed)) in signature.iter().zip(&self.pushed).enumerate() {
+            let problem = match (*declared, *pushed) {
+                (Param::Ptr, Pushed::Buffer { .. }) => None,
+                (Param::Buffer(elem, extent), Pushed::Buffer { elem: got, len, .. })
+                | (
+                    Param::BufferMut(elem, extent),
+                    Pushed::Buffer {
+                        elem: got,
+                        len,
+                        writable: true,
+                    },
+                ) => {
+                    if got != Some(elem) {
+                        Some(format!("a buffer of {got:?}, declared {elem:?}"))
+                    } else {
+                        self.short(extent, len)
+                    }
+                }
+                (Param::BufferMut(..), Pushed::Buffer { .. }) => Some(
+                    "a read-only buffer where the kernel writes (pass it with buffer_mut)".into(),
+                ),
+                (declared, Pushed::Scalar(kind, _)) if declared == kind => None,
+                (declared, pushed) => Some(format!("{pushed:?} where {declared:?} is declared")),
+            };
+            if let Some(problem) = problem {
+                return Some(format!("argument {i}: {problem}"));
+            }
+        }
+        None
+    }
+
+    /// Why a buffer of `len` elements is too short for `extent`, if it is.
+    fn short(&self, extent: Extent, len: usize) -> Option<String> {
+        let need = match extent {
+            Extent::Any => return None,
+            Extent::AtLeast(n) => n as i128,
+            Extent::AtLeastArg(j) => match self.pushed.get(j) {
+                Some(Pushed::Scalar(_, Some(n))) => *n,
+                _ => {
+                    return Some(format!(
+                        "its length is declared by argument {j}, which is not an integer"
+                    ))
+                }
+            },
+        };
+        ((len as i128) < need).then(|| format!("{len} elements, the kernel needs {need}"))
+    }
+
     /// Checks the arguments against the kernel's parameters and the launch shape, then
-    /// launches on the GPU's stream.
+    /// launches on the stream.
     ///
     /// Checked here, before anything reaches the GPU: the number, order and kinds of the
     /// arguments against the declared signature (itself checked against the parameter
-    /// sizes the cubin records when the kernel was loaded), and the launch shape. A
+    /// sizes the cubin records when the kernel was loaded), each typed buffer's element
+    /// type and length against what is declared, that written buffers were passed as
+    /// such, that the stream belongs to the kernel's context, and the launch shape. A
     /// mismatch is an error and nothing runs.
     ///
     /// # Safety
     /// What the kernel does with its arguments cannot be checked from here. The caller
-    /// must ensure that, for these scalar arguments and this launch shape, the kernel
-    /// reads and writes each buffer only within its length and as its element type, and
-    /// writes only buffers passed with [`Launch::buffer_mut`]. (Buffers stay borrowed
-    /// until the launch is enqueued, and cudarc orders later operations on them after it.)
+    /// must ensure that, for these arguments and this launch shape, the kernel reads and
+    /// writes each buffer only within its length and as its element type (which the
+    /// checks above establish only as far as the signature declares [`Extent`]s), and
+    /// writes only buffers passed with [`Launch::buffer_mut`] or [`Launch::view_mut`].
+    /// (Buffers stay borrowed until the launch is enqueued, and cudarc orders later
+    /// operations on them after it.)
     pub unsafe fn run(mut self) -> Result<()> {
-        if self.pushed != self.kernel.signature {
-            return Err(Error::Launch {
-                kernel: self.kernel.name.clone(),
-                why: format!(
-                    "arguments {:?} do not match its parameters {:?}",
-                    self.pushed, self.kernel.signature
-                ),
-            });
+        let refuse = |why: String| Error::Launch {
+            kernel: self.kernel.name.clone(),
+            why,
+        };
+        if let Some(why) = self.mismatch() {
+            return Err(refuse(format!(
+                "the arguments do not match its parameters: {why}"
+            )));
+        }
+        if self.stream_context != self.kernel.context.cu_ctx() {
+            return Err(refuse(
+                "the stream belongs to another context than the one the kernel was loaded into"
+                    .into(),
+            ));
         }
         let (g, b) = (self.config.grid_dim, self.config.block_dim);
         if [g.0, g.1, g.2, b.0, b.1, b.2].contains(&0)
             || u64::from(b.0) * u64::from(b.1) * u64::from(b.2) > 1024
         {
-            return Err(Error::Launch {
-                kernel: self.kernel.name.clone(),
-                why: format!("invalid launch shape grid {g:?} block {b:?} (no zero dimension, at most 1024 threads a block)"),
-            });
+            return Err(refuse(format!("invalid launch shape grid {g:?} block {b:?} (no zero dimension, at most 1024 threads a block)")));
         }
         // SAFETY: the argument count and sizes match what the cubin records (checked above
         // and at load), so the driver reads a well-formed parameter buffer; the kernel's

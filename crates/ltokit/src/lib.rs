@@ -18,9 +18,10 @@
 //! | [`provider`] | prebuilt cubins for one exact target: files, discovery and matching, building |
 //! | [`cache`] | the kernel cache: memory (single flight) → providers → disk → link; warm-up |
 //! | [`parallel`] | the bounded job runner behind warm-up, provider builds and bundle builds |
-//! | [`launch`] | load cubins and launch kernels with checked arguments (needs a GPU) |
+//! | `launch` | load cubins and launch kernels with checked arguments (feature `gpu`; needs a GPU) |
 //!
-//! Nothing but [`launch`] needs a GPU or libcuda.
+//! Nothing but `launch` needs a GPU or libcuda, and it is compiled only with the `gpu`
+//! feature: a link-only user needs no driver bindings at all.
 //!
 //! ## At run time, in four calls
 //!
@@ -47,6 +48,7 @@ pub mod digest;
 pub mod error;
 pub mod formats;
 pub mod fragment;
+#[cfg(feature = "gpu")]
 pub mod launch;
 pub mod link;
 pub mod parallel;

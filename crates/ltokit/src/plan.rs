@@ -256,6 +256,13 @@ impl Plan {
         self.requirements
     }
 
+    /// The plan's identity inside one process (the in-memory cache's key): one process
+    /// has one linker, so it leaves the linker version out, and a process served by a
+    /// provider need not load nvJitLink to know it.
+    pub fn memory_key(&self) -> PlanKey {
+        self.key(Version::new(0, 0))
+    }
+
     /// The plan's key for a given nvJitLink version.
     pub fn key(&self, linker: Version) -> PlanKey {
         self.key_on(self.target, linker)

@@ -29,19 +29,62 @@ fn sample() -> Vec<u8> {
     let (e, d) = (ir(b"e"), ir(b"d"));
     let plans = vec![PlanRecord {
         name: "p".into(),
-        kernel: "k".into(),
+        kernel: "entry_fn".into(),
         entry: "entry".into(),
         fragments: vec!["dev".into()],
         options: vec!["-O3".into()],
         ..Default::default()
     }];
+    let mut entry = record("entry", Role::Entry);
+    entry.requires = vec!["dev_fn".into()];
     Bundle::write(
         "t",
-        vec![record("entry", Role::Entry), record("dev", Role::Device)],
+        vec![entry, record("dev", Role::Device)],
         plans,
         &[&e, &d],
     )
     .unwrap()
+}
+
+#[test]
+fn plans_that_cannot_link_are_refused_when_written() {
+    let ir = [0xed, 0x43, 0x4e, 0x7f, 1, 65, 0];
+    let write = |entry_requires: &[&str], kernel: &str, fragments: &[&str]| {
+        let mut entry = record("entry", Role::Entry);
+        entry.requires = entry_requires.iter().map(|s| s.to_string()).collect();
+        let plans = vec![PlanRecord {
+            name: "scan_f32".into(),
+            kernel: kernel.into(),
+            entry: "entry".into(),
+            fragments: fragments.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }];
+        Bundle::write(
+            "t",
+            vec![
+                entry,
+                record("dev", Role::Device),
+                record("other", Role::Device),
+            ],
+            plans,
+            &[&ir, &ir, &ir],
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    assert!(write(&["dev_fn"], "entry_fn", &["dev"]).is_ok());
+    // The fragment that defines a required symbol is missing from the plan.
+    let err = write(&["dev_fn"], "entry_fn", &["other"]).unwrap_err();
+    assert!(
+        err.contains("plan scan_f32: fragment entry requires dev_fn, which none of its fragments [entry, other] exports"),
+        "{err}"
+    );
+    // A misspelt kernel name.
+    let err = write(&[], "entry_fm", &[]).unwrap_err();
+    assert!(
+        err.contains("plan scan_f32: its entry fragment entry does not export the kernel entry_fm"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -124,8 +124,95 @@ fn wrong_signatures_and_launches_are_errors() {
         .scalar(&n);
     // SAFETY: as above: refused before launch; n = 32 bounds every access.
     assert!(unsafe { too_wide.run() }.is_err());
+    // Buffers are checked against the declared element type and length: n = 33 is one
+    // more element than either buffer holds; an i32 buffer is not a float buffer; a
+    // buffer the kernel writes must be passed as writable.
+    let n33 = 33i32;
+    let short = gpu
+        .launch(&kernel, cfg)
+        .buffer(&x)
+        .buffer_mut(&mut y)
+        .scalar(&a)
+        .scalar(&n33);
+    // SAFETY: refused before launch (what is tested).
+    let err = unsafe { short.run() }.unwrap_err().to_string();
+    assert!(
+        err.contains("argument 0: 32 elements, the kernel needs 33"),
+        "{err}"
+    );
+    let ints = gpu.upload(&[1i32; 32]).unwrap();
+    let wrong_type = gpu
+        .launch(&kernel, cfg)
+        .buffer(&ints)
+        .buffer_mut(&mut y)
+        .scalar(&a)
+        .scalar(&n);
+    // SAFETY: refused before launch.
+    let err = unsafe { wrong_type.run() }.unwrap_err().to_string();
+    assert!(err.contains("a buffer of Some(I32), declared F32"), "{err}");
+    let y2 = gpu.upload(&[1f32; 32]).unwrap();
+    let read_only = gpu
+        .launch(&kernel, cfg)
+        .buffer(&x)
+        .buffer(&y2)
+        .scalar(&a)
+        .scalar(&n);
+    // SAFETY: refused before launch.
+    let err = unsafe { read_only.run() }.unwrap_err().to_string();
+    assert!(err.contains("argument 1: a read-only buffer"), "{err}");
     // Nothing ran: y is untouched.
     assert_eq!(gpu.download(&y).unwrap(), vec![1f32; 32]);
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn launches_on_the_callers_own_context_and_stream_with_views() {
+    // The caller's cudarc objects: a context and a stream of its own.
+    let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let gpu = Gpu::from_stream(std::sync::Arc::clone(&stream)).unwrap();
+    let kernel = gpu
+        .load_kernel(
+            &demo_cubin(Target::native(gpu.compute_capability())),
+            demo::KERNEL,
+            demo::SIGNATURE,
+        )
+        .unwrap();
+    let len = 100_003usize;
+    let seed = seed();
+    let x = demo::random_floats(len, seed);
+    let y = demo::random_floats(len, seed ^ 0xA5A5);
+    let a = 0.75f32;
+    // Only the middle part, through views: elements [1000, 1000 + n).
+    let n = 50_000i32;
+    let dx = stream.clone_htod(&x).unwrap();
+    let mut dy = stream.clone_htod(&y).unwrap();
+    let xv = dx.slice(1000..1000 + n as usize);
+    let mut yv = dy.slice_mut(1000..1000 + n as usize);
+    let cfg = LaunchConfig::for_num_elems(n as u32);
+    let launch = ltokit::launch::Launch::on(&stream, &kernel, cfg)
+        .view(&xv)
+        .view_mut(&mut yv)
+        .scalar(&a)
+        .scalar(&n);
+    // SAFETY: ltk_demo touches elements [0, n) of both views, which hold n each.
+    unsafe { launch.run() }.unwrap();
+    drop(yv);
+    let got = stream.clone_dtoh(&dy).unwrap();
+    let mid = demo::reference(&x[1000..1000 + n as usize], &y[1000..1000 + n as usize], a);
+    let mut mismatches = 0;
+    for (i, g) in got.iter().enumerate() {
+        let want = if (1000..1000 + n as usize).contains(&i) {
+            mid[i - 1000]
+        } else {
+            y[i] // outside the views: untouched
+        };
+        if (g - want).abs() > 1e-5 * want.abs().max(1.0) {
+            mismatches += 1;
+        }
+    }
+    println!("own stream, views of {n} of {len}: {mismatches} mismatches (seed {seed})");
+    assert_eq!(mismatches, 0);
 }
 
 #[test]

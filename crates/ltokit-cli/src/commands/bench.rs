@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ltokit::bundle::Bundle;
-use ltokit::cache::KernelCache;
+use ltokit::cache::{KernelCache, Loader, PlanHandle};
 use ltokit::launch;
 use ltokit::launch::{Gpu, ModuleLoader};
 use ltokit::plan::Plan;
@@ -34,8 +34,41 @@ struct Report {
     nvjitlink_loaded: bool,
     l1_hit_median_us: f64,
     l1_hit_p95_us: f64,
+    /// Mean of `iters` L1 hits through `KernelCache::get(&plan)`, timed as one batch.
+    l1_hit_mean_ns: f64,
+    /// The same through a `PlanHandle` (key computed once).
+    l1_handle_hit_mean_ns: f64,
     check_mismatches: Option<usize>,
     check_max_rel_error: Option<f32>,
+}
+
+/// Times `iters` L1 hits one by one (into `per_call`, µs) and as two batches, through
+/// the plan and through a `PlanHandle` (means in ns, into `report`).
+fn time_l1_hits<L: Loader>(
+    cache: &KernelCache<L>,
+    plan: &Plan,
+    iters: usize,
+    per_call: &mut Vec<f64>,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    for _ in 0..iters {
+        let t = Instant::now();
+        std::hint::black_box(cache.get(plan)?);
+        per_call.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let n = iters.max(1) as f64;
+    let t = Instant::now();
+    for _ in 0..iters {
+        std::hint::black_box(cache.get(std::hint::black_box(plan))?);
+    }
+    report.l1_hit_mean_ns = t.elapsed().as_secs_f64() * 1e9 / n;
+    let handle = PlanHandle::new(plan.clone());
+    let t = Instant::now();
+    for _ in 0..iters {
+        std::hint::black_box(cache.get_handle(std::hint::black_box(&handle))?);
+    }
+    report.l1_handle_hit_mean_ns = t.elapsed().as_secs_f64() * 1e9 / n;
+    Ok(())
 }
 
 fn nvjitlink_mapped() -> bool {
@@ -155,12 +188,7 @@ pub fn run(args: &CacheBenchArgs) -> anyhow::Result<ExitCode> {
             report.request_to_ready_ms = ms(started);
             report.level = format!("{level:?}").to_lowercase();
             report.nvjitlink_loaded = nvjitlink_mapped();
-            for _ in 0..iters {
-                let t = Instant::now();
-                let module = cache.get(&plan)?;
-                std::hint::black_box(&module);
-                l1.push(t.elapsed().as_secs_f64() * 1e6);
-            }
+            time_l1_hits(&cache, &plan, iters, &mut l1, &mut report)?;
             if check {
                 let (scale, combine) = demo_variant(&plan).ok_or_else(|| {
                     anyhow::anyhow!("{} is not a plan of the demo bundle", plan.name())
@@ -180,11 +208,7 @@ pub fn run(args: &CacheBenchArgs) -> anyhow::Result<ExitCode> {
             report.request_to_ready_ms = ms(started);
             report.level = format!("{level:?}").to_lowercase();
             report.nvjitlink_loaded = nvjitlink_mapped();
-            for _ in 0..iters {
-                let t = Instant::now();
-                std::hint::black_box(cache.get(&plan)?);
-                l1.push(t.elapsed().as_secs_f64() * 1e6);
-            }
+            time_l1_hits(&cache, &plan, iters, &mut l1, &mut report)?;
         }
     }
     l1.sort_by(f64::total_cmp);

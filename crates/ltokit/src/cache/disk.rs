@@ -6,6 +6,7 @@
 //! v1/entries/ab/<64-hex key>.cubin   content-addressed entries
 //! v1/locks/<64-hex key>.lock         per-key lock files (cross-process single flight)
 //! v1/linkers/<identity>              nvJitLink versions by library identity
+//! v1/linkers/seen-<major>.<minor>     marks: this nvJitLink version linked entries here
 //! v1/stats                           persisted counters
 //! ```
 //!
@@ -30,6 +31,7 @@ use super::stats::{self, Stats};
 use crate::arch::{CodeKind, Target, Variant};
 use crate::digest::Digest;
 use crate::plan::PlanKey;
+use crate::version::Version;
 
 const ENTRY_MAGIC: &[u8; 8] = b"LTOKCUBN";
 /// Version of the entry file format.
@@ -149,6 +151,40 @@ impl DiskCache {
     /// The versioned root (`<dir>/v1`).
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Records that nvJitLink `linker` linked entries into this cache, so that a process
+    /// with no nvJitLink at all can still compute their keys (strict mode on a deployed
+    /// cache). One empty marker file per version: creating it twice is harmless.
+    pub fn remember_linker(&self, linker: Version) -> std::io::Result<()> {
+        let path = self.root.join("linkers").join(format!("seen-{linker}"));
+        if path.exists() {
+            return Ok(());
+        }
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .map(|_| ())
+    }
+
+    /// The nvJitLink versions that linked entries here, newest first.
+    pub fn linkers_seen(&self) -> Vec<Version> {
+        let mut out: Vec<Version> = fs::read_dir(self.root.join("linkers"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let (major, minor) = name.strip_prefix("seen-")?.split_once('.')?;
+                Some(Version::new(major.parse().ok()?, minor.parse().ok()?))
+            })
+            .collect();
+        out.sort_by(|a, b| b.cmp(a));
+        out.dedup();
+        out
     }
 
     /// The size bound in bytes.

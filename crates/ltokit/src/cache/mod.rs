@@ -19,7 +19,7 @@
 //!
 //! The cache is generic over what a "loaded kernel" is ([`Loader`]): the raw cubin for
 //! tools and tests ([`CubinLoader`]), a GPU module for launches
-//! ([`crate::launch::ModuleLoader`]). Linking is behind [`PlanLinker`] so that tests can
+//! (`launch::ModuleLoader`, feature `gpu`). Linking is behind [`PlanLinker`] so that tests can
 //! count and slow links.
 
 pub mod disk;
@@ -274,6 +274,27 @@ pub enum Level {
     Link,
 }
 
+/// A plan with its in-process key computed once: requests through
+/// [`KernelCache::get_handle`] skip the hashing that [`KernelCache::get`] does per call.
+#[derive(Debug, Clone)]
+pub struct PlanHandle {
+    plan: Plan,
+    memory_key: PlanKey,
+}
+
+impl PlanHandle {
+    /// Resolves `plan` once.
+    pub fn new(plan: Plan) -> Self {
+        let memory_key = plan.memory_key();
+        PlanHandle { plan, memory_key }
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+}
+
 /// The kernel cache. One per device/context (L1 holds loaded kernels).
 pub struct KernelCache<L: Loader = CubinLoader> {
     config: CacheConfig,
@@ -348,16 +369,20 @@ impl<L: Loader> KernelCache<L> {
         self.get_traced(plan).map(|(item, _)| item)
     }
 
+    /// The loaded kernel for a resolved plan: a hit is one lookup, no hashing.
+    pub fn get_handle(&self, handle: &PlanHandle) -> Result<L::Item> {
+        self.get_keyed(&handle.plan, handle.memory_key)
+            .map(|(item, _)| item)
+    }
+
     /// The loaded kernel for `plan`, and where it came from.
     pub fn get_traced(&self, plan: &Plan) -> Result<(L::Item, Level)> {
-        // In-process identity of the plan: one process has one linker, so L1 needs no
-        // linker version (and a provider-served process need not load nvJitLink).
-        let l1_key = plan.key(Version::new(0, 0));
+        self.get_keyed(plan, plan.memory_key())
+    }
+
+    fn get_keyed(&self, plan: &Plan, l1_key: PlanKey) -> Result<(L::Item, Level)> {
         if let Some(item) = self.l1.peek(&l1_key) {
-            self.counters.add(Stats {
-                l1_hits: 1,
-                ..Stats::default()
-            });
+            self.counters.add_l1_hit();
             return Ok((item, Level::L1));
         }
         let mut level = Level::L1;
@@ -397,8 +422,41 @@ impl<L: Loader> KernelCache<L> {
                 return Ok((cubin.into(), Level::Provider));
             }
         }
-        let key = self.key(plan)?;
-        self.cubin_for_key(plan, &key, &serving)
+        let linker = match self.linker.version() {
+            Ok(v) => v,
+            Err(no_linker) => return self.cubin_without_linker(plan, &serving, no_linker),
+        };
+        self.cubin_for_key(plan, &plan.key(linker), linker, &serving)
+    }
+
+    /// No nvJitLink to name the key with (none installed, as in a deployment that ships
+    /// only a prepared cache). In strict mode the disk cache is searched under the keys
+    /// of every linker version that made its entries; otherwise the missing library is
+    /// the error.
+    fn cubin_without_linker(
+        &self,
+        plan: &Plan,
+        serving: &[Arc<Provider>],
+        no_linker: Error,
+    ) -> Result<(Arc<[u8]>, Level)> {
+        if self.config.jit {
+            return Err(no_linker);
+        }
+        if let Some(l2) = &self.l2 {
+            for linker in l2.linkers_seen() {
+                if let Some(cubin) = self.l2_lookup(l2, &plan.key(linker)) {
+                    return Ok((cubin, Level::L2));
+                }
+            }
+        }
+        let mut error = self.not_cached(plan, serving);
+        if let Error::NotCached { looked_in, .. } = &mut error {
+            looked_in.push_str(&format!(
+                " (no nvJitLink here: {})",
+                no_linker.to_string().lines().next().unwrap_or_default()
+            ));
+        }
+        Err(error)
     }
 
     fn record(&self, delta: Stats) {
@@ -442,6 +500,7 @@ impl<L: Loader> KernelCache<L> {
         &self,
         plan: &Plan,
         key: &PlanKey,
+        linker: Version,
         serving: &[Arc<Provider>],
     ) -> Result<(Arc<[u8]>, Level)> {
         if let Some(l2) = &self.l2 {
@@ -454,31 +513,7 @@ impl<L: Loader> KernelCache<L> {
             });
         }
         if !self.config.jit {
-            let mut looked_in = match &self.l2 {
-                Some(l2) => format!("memory, disk cache {}", l2.root().display()),
-                None => "memory (disk cache off)".into(),
-            };
-            if serving.is_empty() {
-                looked_in.push_str(&format!(
-                    ", no provider for {} ({} found)",
-                    plan.target(),
-                    self.providers.len()
-                ));
-            }
-            for p in serving {
-                looked_in.push_str(&format!(
-                    ", provider {} ({})",
-                    p.path().display(),
-                    p.target()
-                ));
-                if let Some(why) = p.skipped_reason(plan) {
-                    looked_in.push_str(&format!(", which left it out: {why}"));
-                }
-            }
-            return Err(Error::NotCached {
-                plan: plan.describe(),
-                looked_in,
-            });
+            return Err(self.not_cached(plan, serving));
         }
         // Cross-process single flight: one process links, the others find its entry.
         let lock = match &self.l2 {
@@ -506,7 +541,12 @@ impl<L: Loader> KernelCache<L> {
                     link_failures: 1,
                     ..Stats::default()
                 });
-                return Err(e);
+                // The linker's error, log included, under the plan that failed.
+                return Err(Error::PlanLink {
+                    plan: plan.name().to_string(),
+                    target: plan.target(),
+                    source: Box::new(e),
+                });
             }
         };
         tracing::debug!(plan = %plan.name(), key = %key, ms = nanos as f64 / 1e6, "linked");
@@ -516,7 +556,10 @@ impl<L: Loader> KernelCache<L> {
             ..Stats::default()
         };
         if let Some(l2) = self.l2.as_ref().filter(|l2| l2.writable()) {
-            match l2.put(key, Some(plan.target()), &cubin) {
+            match l2
+                .put(key, Some(plan.target()), &cubin)
+                .and_then(|evicted| l2.remember_linker(linker).map(|()| evicted))
+            {
                 Ok(evicted) => {
                     delta.bytes_written = cubin.len() as u64;
                     delta.evictions = evicted;
@@ -527,6 +570,36 @@ impl<L: Loader> KernelCache<L> {
         self.record(delta);
         drop(lock);
         Ok((cubin.into(), Level::Link))
+    }
+
+    /// The strict-mode error for `plan`: every level looked in, and why each provider
+    /// serving its target left it out.
+    fn not_cached(&self, plan: &Plan, serving: &[Arc<Provider>]) -> Error {
+        let mut looked_in = match &self.l2 {
+            Some(l2) => format!("memory, disk cache {}", l2.root().display()),
+            None => "memory (disk cache off)".into(),
+        };
+        if serving.is_empty() {
+            looked_in.push_str(&format!(
+                ", no provider for {} ({} found)",
+                plan.target(),
+                self.providers.len()
+            ));
+        }
+        for p in serving {
+            looked_in.push_str(&format!(
+                ", provider {} ({})",
+                p.path().display(),
+                p.target()
+            ));
+            if let Some(why) = p.skipped_reason(plan) {
+                looked_in.push_str(&format!(", which left it out: {why}"));
+            }
+        }
+        Error::NotCached {
+            plan: plan.describe(),
+            looked_in,
+        }
     }
 
     fn degrade(&self, l2: &DiskCache, error: &std::io::Error) {

@@ -35,6 +35,8 @@ pub struct Stats {
 }
 
 const FIELDS: usize = 12;
+/// Position of `l1_hits` in the array form.
+const L1_HITS: usize = 0;
 
 impl Stats {
     fn to_array(self) -> [u64; FIELDS] {
@@ -56,7 +58,7 @@ impl Stats {
 
     fn from_array(a: [u64; FIELDS]) -> Self {
         Stats {
-            l1_hits: a[0],
+            l1_hits: a[L1_HITS],
             l1_misses: a[1],
             l2_hits: a[2],
             l2_misses: a[3],
@@ -84,6 +86,11 @@ impl Counters {
                 cell.fetch_add(v, Ordering::Relaxed);
             }
         }
+    }
+
+    /// Counts one L1 hit (the hot path: one atomic add).
+    pub fn add_l1_hit(&self) {
+        self.0[L1_HITS].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The current values.
