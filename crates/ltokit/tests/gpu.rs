@@ -197,7 +197,6 @@ fn launches_on_the_callers_own_context_and_stream_with_views() {
         .scalar(&n);
     // SAFETY: ltk_demo touches elements [0, n) of both views, which hold n each.
     unsafe { launch.run() }.unwrap();
-    drop(yv);
     let got = stream.clone_dtoh(&dy).unwrap();
     let mid = demo::reference(&x[1000..1000 + n as usize], &y[1000..1000 + n as usize], a);
     let mut mismatches = 0;
