@@ -14,4 +14,14 @@ cargo fmt --all -- --check
 cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace
+# The adopter example, built as a user's crate is, against two cudarc CUDA versions (the
+# final binary chooses; ltokit follows), then run: without a GPU it links its kernels.
+for cuda in cuda-13000 cuda-12080; do
+  CARGO_TARGET_DIR=target/adopter cargo clippy --locked --quiet \
+    --manifest-path examples/adopter/Cargo.toml --no-default-features --features "$cuda" -- -D warnings
+done
+adopter_cache=$(mktemp -d)
+LTOKIT_CACHE_DIR="$adopter_cache" CARGO_TARGET_DIR=target/adopter \
+  cargo run --locked --quiet --manifest-path examples/adopter/Cargo.toml
+rm -rf "$adopter_cache"
 scripts/fuzz.sh "${FUZZ_SECONDS:-30}"

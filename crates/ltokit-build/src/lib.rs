@@ -79,10 +79,14 @@ pub struct BuildReport {
     pub inputs: Vec<PathBuf>,
 }
 
-/// Prints `cargo:rerun-if-changed` for the spec and every source and header it used.
+/// Prints `cargo:rerun-if-changed` for the spec and every source and header it used, and
+/// `cargo:rerun-if-env-changed` for the variables that decide which NVRTC compiles.
 pub fn emit_rerun_if_changed(report: &BuildReport) {
     for path in &report.inputs {
         println!("cargo:rerun-if-changed={}", path.display());
+    }
+    for var in ["LTOKIT_CUDA_LIB_DIR", "CUDA_HOME", "CUDA_PATH"] {
+        println!("cargo:rerun-if-env-changed={var}");
     }
 }
 
@@ -114,9 +118,6 @@ pub fn build_or_prebuilt(
     jobs: usize,
 ) -> Result<Provenance> {
     println!("cargo:rerun-if-changed={}", prebuilt.display());
-    for var in ["LTOKIT_CUDA_LIB_DIR", "CUDA_HOME", "CUDA_PATH"] {
-        println!("cargo:rerun-if-env-changed={var}");
-    }
     let copy = || {
         if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;

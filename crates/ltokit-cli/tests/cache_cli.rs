@@ -317,7 +317,10 @@ fn strict_mode_serves_a_warm_cache_with_no_compiler_libraries_at_all() {
         ("LTOKIT_JIT", "off"),
     ];
     let second = dir.join("second.cubin");
-    let o = run(&link_args(&inputs, cache, second.to_str().unwrap()), &no_libs);
+    let o = run(
+        &link_args(&inputs, cache, second.to_str().unwrap()),
+        &no_libs,
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("disk cache"),

@@ -1,7 +1,7 @@
 //! Bundles: one versioned, checksummed file of named LTO-IR fragments and the plans
 //! that combine them.
 //!
-//! Layout (little-endian; the envelope is [`crate::formats::container`]):
+//! Layout (little-endian; the envelope is `formats::container`):
 //!
 //! | offset | field |
 //! |---|---|

@@ -14,7 +14,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// A CUDA library could not be found anywhere on the search path.
     #[error(
-        "{library} was not found; searched:\n{}\nfix: run scripts/setup-cuda.sh (installs the CUDA 13.0 compiler wheels into .cuda/), or set LTOKIT_CUDA_LIB_DIR to the directory that holds {soname}",
+        "{library} was not found; searched:\n{}\nfix: install the CUDA 13 compiler libraries — the PyPI wheels nvidia-cuda-nvrtc, nvidia-nvjitlink and nvidia-nvfatbin (13.x) in an environment ltokit searches, or the CUDA toolkit (set CUDA_HOME) — or set LTOKIT_CUDA_LIB_DIR to the directory that holds {soname} (in ltokit's own repository, scripts/setup-cuda.sh installs the wheels into .cuda/pip)",
         searched.iter().map(|p| format!("  - {}", p.display())).collect::<Vec<_>>().join("\n")
     )]
     LibraryNotFound {
@@ -266,7 +266,7 @@ pub enum Error {
 
     /// A checked-in prebuilt bundle no longer matches the spec and sources it was built
     /// from, and NVRTC is not available to rebuild it.
-    #[error("the prebuilt bundle {} is stale: {why}; fix: install the CUDA compiler libraries (scripts/setup-cuda.sh) so the bundle is compiled, and refresh the prebuilt copy with scripts/update-prebuilt.sh", prebuilt.display())]
+    #[error("the prebuilt bundle {} is stale: {why}; fix: install the CUDA compiler libraries (the nvidia-cuda-nvrtc wheel, or set LTOKIT_CUDA_LIB_DIR) so that the bundle is compiled, then refresh the prebuilt copy from the fresh build (`ltokit bundle build SPEC -o PREBUILT`; in ltokit's repository scripts/update-prebuilt.sh)", prebuilt.display())]
     StalePrebuilt {
         /// The prebuilt bundle.
         prebuilt: PathBuf,

@@ -17,7 +17,6 @@
 //! | [`bundle`] | one versioned file of named LTO-IR fragments and the plans that combine them |
 //! | [`provider`] | prebuilt cubins for one exact target: files, discovery and matching, building |
 //! | [`cache`] | the kernel cache: memory (single flight) → providers → disk → link; warm-up |
-//! | [`parallel`] | the bounded job runner behind warm-up, provider builds and bundle builds |
 //! | `launch` | load cubins and launch kernels with checked arguments (feature `gpu`; needs a GPU) |
 //!
 //! Nothing but `launch` needs a GPU or libcuda, and it is compiled only with the `gpu`
@@ -51,6 +50,7 @@ pub mod fragment;
 #[cfg(feature = "gpu")]
 pub mod launch;
 pub mod link;
+#[doc(hidden)] // the job runner of ltokit-build, not part of the API
 pub mod parallel;
 pub mod plan;
 pub mod provider;

@@ -56,20 +56,6 @@ impl<T: Clone> MemoryCache<T> {
         }
     }
 
-    /// Number of ready entries.
-    pub fn len(&self) -> usize {
-        self.map
-            .lock()
-            .values()
-            .filter(|s| matches!(s, Slot::Ready(_)))
-            .count()
-    }
-
-    /// True when no entry is ready.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Returns the value for `key`, computing it with `compute` at most once across
     /// concurrent callers. A failed computation is not cached; its waiters get the error.
     pub fn get_or_compute(

@@ -23,7 +23,7 @@
 //! count and slow links.
 
 pub mod disk;
-pub mod memory;
+pub(crate) mod memory;
 pub mod stats;
 pub mod warmup;
 
@@ -32,7 +32,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 pub use disk::DiskCache;
-pub use memory::{MemoryCache, Served};
+use memory::{MemoryCache, Served};
 pub use stats::Stats;
 
 use crate::digest::{Digest, FieldHasher};
@@ -122,11 +122,42 @@ impl CacheConfig {
         })
     }
 
-    /// Settings with the disk cache in `dir`, default bound, linking allowed.
+    /// Explicit settings only, the environment ignored: the disk cache in `dir`, the
+    /// default size bound, linking allowed, no providers. For the environment's settings
+    /// with another directory, use `CacheConfig::from_env()?.with_dir(Some(dir))`.
     pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
         CacheConfig {
             dir: Some(dir.into()),
             ..CacheConfig::default()
+        }
+    }
+
+    /// The same settings with the disk cache in `dir` (`None`: no disk cache).
+    pub fn with_dir(self, dir: Option<PathBuf>) -> Self {
+        CacheConfig { dir, ..self }
+    }
+
+    /// The same settings with linking allowed or not (strict mode).
+    pub fn with_jit(self, jit: bool) -> Self {
+        CacheConfig { jit, ..self }
+    }
+
+    /// The same settings with another disk-cache size bound.
+    pub fn with_max_bytes(self, max_bytes: u64) -> Self {
+        CacheConfig { max_bytes, ..self }
+    }
+
+    /// The same settings with these provider files or directories, searched in order.
+    pub fn with_providers(self, providers: Vec<PathBuf>) -> Self {
+        CacheConfig { providers, ..self }
+    }
+
+    /// The same settings with the provider policy for newer minors
+    /// (`LTOKIT_PROVIDER_POLICY=minor` when true).
+    pub fn with_newer_minor_providers(self, allow_newer_minor: bool) -> Self {
+        CacheConfig {
+            allow_newer_minor,
+            ..self
         }
     }
 }

@@ -76,7 +76,7 @@ impl Stats {
 
 /// Live counters of one cache in one process.
 #[derive(Debug, Default)]
-pub struct Counters([AtomicU64; FIELDS]);
+pub(crate) struct Counters([AtomicU64; FIELDS]);
 
 impl Counters {
     /// Adds a delta.

@@ -5,11 +5,12 @@
 //! | [`fatbin`] | NVIDIA's fatbin container: read, write, find inside ELF host binaries |
 //! | [`cubin`] | cubin ELF facts: machine, architecture from `e_flags`, kernels |
 //! | [`ltoir`] | LTO-IR header facts: the producing toolkit's version |
-//! | [`container`] | ltokit's own envelope (magic, version, digested manifest, zstd frames) shared by bundles and providers |
+//! | `container` | ltokit's own envelope (magic, version, digested manifest, zstd frames) shared by bundles and providers (internal) |
 //! | [`inventory`] | every device-code entry of any CUDA binary |
 //! | [`audit`] | the policy check behind `ltokit check` |
 
 pub mod audit;
+#[doc(hidden)] // the envelope of bundles and providers, not part of the API
 pub mod container;
 pub mod cubin;
 pub mod fatbin;

@@ -1,7 +1,7 @@
 //! Providers: prebuilt cubins for one exact target and a set of plans, so that a
 //! deployment needs no linking at run time.
 //!
-//! File layout (little-endian; the envelope is [`crate::formats::container`]): magic `LTOKPROV`, `u32` format version, `u32` reserved,
+//! File layout (little-endian; the envelope is `formats::container`): magic `LTOKPROV`, `u32` format version, `u32` reserved,
 //! `u64` manifest length, 32-byte BLAKE3 of the manifest, `u64` payload length, the JSON
 //! [`ProviderManifest`], then one zstd frame per entry. Any entry can be read without
 //! decompressing the others; each is checked against its digest when read.
