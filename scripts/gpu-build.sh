@@ -23,6 +23,10 @@ for line in sys.stdin:
         shutil.copy(exe, f"gpu-run/bin/test-{pkg}-{name}-{kind}")
         print(f"gpu-run/bin/test-{pkg}-{name}-{kind}")
 '
+# The adopter example (a user's crate: own cudarc, context and stream).
+CARGO_TARGET_DIR=target/adopter cargo build --release --quiet --locked \
+  --manifest-path examples/adopter/Cargo.toml
+cp target/adopter/release/ltokit-adopter-example gpu-run/bin/
 du -sh gpu-run
 # The IVF kernel bundle that ltokit-ivf embeds, for `ltokit warmup` there.
 cp "$(ls -t target/release/build/ltokit-ivf-*/out/ivf.ltkb | head -1)" gpu-run/ivf.ltkb

@@ -28,6 +28,7 @@ step "ltokit demo (IVF, first run)" demo.txt $bin/ltokit demo --out-dir /tmp/lto
 step "GPU tests (--ignored)" gpu-tests.txt $bin/test-ltokit-gpu-test --ignored --test-threads=1 --nocapture
 step "warm-up of all 1100 IVF plans (16 cores)" ivf-warmup.txt $bin/ltokit warmup --bundle gpu-run/ivf.ltkb --arch native --json --cache-dir /tmp/ltokit-ivf-gpu-test-cache
 step "IVF GPU tests (--ignored)" ivf-gpu-tests.txt $bin/test-ltokit-ivf-gpu-test --ignored --test-threads=1 --nocapture
+step "adopter example (own stream)" adopter.txt env LTOKIT_CACHE_DIR=/tmp/ltokit-adopter-cache $bin/ltokit-adopter-example
 step "pipeline tests" pipeline-tests.txt $bin/test-ltokit-pipeline-test
 for t in $bin/test-ltokit-ltokit-lib; do step "unit tests" unit-tests.txt $t; done
 if [[ "${MAKE_FIXTURES:-0}" == 1 ]]; then
@@ -49,7 +50,8 @@ done
 echo
 echo "== ltokit GPU run on $(head -2 "$logs/machine.txt" | tail -1)"
 printf '%s\n' "${summary[@]}"
-grep -h -E "n=|max rel|checked|recall@10" "$logs/gpu-tests.txt" "$logs/ivf-gpu-tests.txt" 2>/dev/null | head -20
+grep -h -E "n=|max rel|checked|recall@10|own stream" "$logs/gpu-tests.txt" "$logs/ivf-gpu-tests.txt" 2>/dev/null | head -20
+cat "$logs/adopter.txt" 2>/dev/null
 cat "$logs/cache-bench/summary.md" 2>/dev/null
 cat "$logs/demo.txt" "$logs/demo2.txt" 2>/dev/null | grep -E "recall|kernels this run|built"
 cat "$logs/ivf-bench/summary.txt" 2>/dev/null
