@@ -1,20 +1,24 @@
-// Device-function fragment: distance accumulator for one data type, vector width and
-// metric. Defines: IVF_DTYPE_{f32,f16,i8,u8}, IVF_VEC_{1,max}, IVF_METRIC_{l2,l2sqrt,ip,cosine}.
+// Device-function fragment: query staging and the distance accumulator for one data type,
+// vector width and metric. Defines: IVF_DTYPE_{f32,f16,i8,u8}, IVF_VEC_{1,max},
+// IVF_METRIC_{l2,l2sqrt,ip,cosine}.
+//
+// f32 and f16 rows are scored in f32 against the query staged as f32 (f16 rows are
+// widened two at a time). i8 and u8 rows are scored in exact 32-bit integer arithmetic
+// against the query staged in its stored bytes: four bytes per __dp4a, and for L2 the
+// per-byte absolute difference (__vabsdiff{s,u}4) squared and summed by __dp4a.
 #include <cuda_fp16.h>
 #include "ivf_abi.cuh"
 
 #if defined(IVF_DTYPE_f32)
 typedef float T;
-__device__ __forceinline__ float to_f32(T v) { return v; }
 #elif defined(IVF_DTYPE_f16)
 typedef __half T;
-__device__ __forceinline__ float to_f32(T v) { return __half2float(v); }
 #elif defined(IVF_DTYPE_i8)
 typedef signed char T;
-__device__ __forceinline__ float to_f32(T v) { return (float)v; }
+#define IVF_BYTES 1
 #elif defined(IVF_DTYPE_u8)
 typedef unsigned char T;
-__device__ __forceinline__ float to_f32(T v) { return (float)v; }
+#define IVF_BYTES 1
 #else
 #error "define IVF_DTYPE_<f32|f16|i8|u8>"
 #endif
@@ -29,10 +33,95 @@ __device__ __forceinline__ float to_f32(T v) { return (float)v; }
 #define IVF_L2 1
 #endif
 
+__device__ __forceinline__ float to_f32(float v) { return v; }
+__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f32(signed char v) { return (float)v; }
+__device__ __forceinline__ float to_f32(unsigned char v) { return (float)v; }
+
 struct alignas(sizeof(T) * VECLEN) Chunk { T v[VECLEN]; };
 
-extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const float* q, int dim, float* xnorm2) {
+#if defined(IVF_BYTES)
+// 8-bit types: the query stays in its stored bytes.
+extern "C" __device__ float ivf_stage_query(const unsigned char* src, unsigned char* staged, int dim, int tid, int nthreads) {
+    float part = 0.f;
+    for (int j = tid; j < dim; j += nthreads) {
+        T v = reinterpret_cast<const T*>(src)[j];
+        reinterpret_cast<T*>(staged)[j] = v;
+        float f = (float)v;
+        part = fmaf(f, f, part);
+    }
+    return part;
+}
+
+extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const unsigned char* staged, int dim, float* xnorm2) {
+#if defined(IVF_DTYPE_i8)
+    int acc = 0, xn = 0;
+#else
+    unsigned acc = 0, xn = 0;
+#endif
+#if defined(IVF_VEC_max)
+    const uint4* g = reinterpret_cast<const uint4*>(group);
+    const uint4* q = reinterpret_cast<const uint4*>(staged);
+    const int chunks = dim / 16;
+    for (int c = 0; c < chunks; ++c) {
+        const uint4 x = g[c * 32 + lane];
+        const uint4 qv = q[c];
+        const unsigned xs[4] = {x.x, x.y, x.z, x.w};
+        const unsigned qs[4] = {qv.x, qv.y, qv.z, qv.w};
+        #pragma unroll
+        for (int e = 0; e < 4; ++e) {
+#if defined(IVF_L2)
+#if defined(IVF_DTYPE_i8)
+            const unsigned d = __vabsdiffs4(xs[e], qs[e]);
+            acc += (int)__dp4a(d, d, 0u);
+#else
+            const unsigned d = __vabsdiffu4(xs[e], qs[e]);
+            acc = __dp4a(d, d, acc);
+#endif
+#else
+#if defined(IVF_DTYPE_i8)
+            acc = __dp4a((int)xs[e], (int)qs[e], acc);
+            xn = __dp4a((int)xs[e], (int)xs[e], xn);
+#else
+            acc = __dp4a(xs[e], qs[e], acc);
+            xn = __dp4a(xs[e], xs[e], xn);
+#endif
+#endif
+        }
+    }
+#else
+    const T* g = reinterpret_cast<const T*>(group);
+    const T* q = reinterpret_cast<const T*>(staged);
+    for (int c = 0; c < dim; ++c) {
+        const int x = g[c * 32 + lane];
+        const int qv = q[c];
+#if defined(IVF_L2)
+        acc += (x - qv) * (x - qv);
+#else
+        acc += x * qv;
+        xn += x * x;
+#endif
+    }
+#endif
+    *xnorm2 = (float)xn;
+    return (float)acc;
+}
+#else
+// f32 and f16: the query is staged as f32.
+extern "C" __device__ float ivf_stage_query(const unsigned char* src, unsigned char* staged, int dim, int tid, int nthreads) {
+    float part = 0.f;
+    float* q = reinterpret_cast<float*>(staged);
+    for (int j = tid; j < dim; j += nthreads) {
+        float v = to_f32(reinterpret_cast<const T*>(src)[j]);
+        q[j] = v;
+        part = fmaf(v, v, part);
+    }
+    return part;
+}
+
+extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const unsigned char* staged, int dim, float* xnorm2) {
     const Chunk* g = reinterpret_cast<const Chunk*>(group);
+    const float* q = reinterpret_cast<const float*>(staged);
     float acc = 0.f, xn = 0.f;
     const int chunks = dim / VECLEN;
     for (int c = 0; c < chunks; ++c) {
@@ -53,3 +142,4 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
     *xnorm2 = xn;
     return acc;
 }
+#endif

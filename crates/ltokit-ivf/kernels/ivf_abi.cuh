@@ -3,10 +3,16 @@
 // behaviour, and nvJitLink inlines it into the entry kernel.
 #pragma once
 
-// Distance accumulator of one row of a 32-row interleaved group against the query in
-// shared memory (fragment dist_<dtype>_v<veclen>_<metric>). For dot-product metrics it
-// also returns the row's squared norm (cosine needs it).
-extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const float* q, int dim, float* xnorm2);
+// Copies one query (`dim` values of the list's type, as stored) into shared memory in the
+// form ivf_dist reads (f32 for float types, the stored bytes for 8-bit types); thread
+// `tid` of `nthreads` does its share and returns its part of the query's squared norm
+// (fragment dist_<dtype>_v<veclen>_<metric>).
+extern "C" __device__ float ivf_stage_query(const unsigned char* src, unsigned char* staged, int dim, int tid, int nthreads);
+
+// Distance accumulator of one row of a 32-row interleaved group against the staged query
+// (same fragment). For dot-product metrics it also returns the row's squared norm (cosine
+// needs it). 8-bit types accumulate exactly in 32-bit integers (__dp4a).
+extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const unsigned char* staged, int dim, float* xnorm2);
 
 // Whether source id `id` is kept for query `query` (fragment filter_<kind>).
 extern "C" __device__ bool ivf_keep(long long id, int query, const unsigned int* filter, long long words);

@@ -2,14 +2,15 @@
 // Block (probe p, query q) scans list probes[q * n_probes + p]; each of its 4 warps takes
 // 32-row groups in turn, lane l scoring row l of the group; each warp keeps its own top-k,
 // and warp 0 merges the four and writes k candidates for (q, p). ivf_merge then selects
-// the final top-k of each query across its probes.
+// the final top-k of each query across its probes. Queries arrive in the lists' own type
+// (`elem_bytes` per value) and are staged in shared memory by the distance fragment.
 #include "ivf_abi.cuh"
 #include "topk.cuh"
 
 #define IVF_WARPS 4
 
 extern "C" __global__ void __launch_bounds__(128) ivf_scan(
-    const float* __restrict__ queries, int dim, int n_probes, const long long* __restrict__ probes,
+    const unsigned char* __restrict__ queries, int dim, int n_probes, const long long* __restrict__ probes,
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset,
     const int* __restrict__ list_size, const long long* __restrict__ ids,
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,
@@ -18,16 +19,15 @@ extern "C" __global__ void __launch_bounds__(128) ivf_scan(
     extern __shared__ __align__(16) unsigned char smem_raw[];
     long long* wid = reinterpret_cast<long long*>(smem_raw);                // [WARPS][CAP]
     float* wd = reinterpret_cast<float*>(wid + IVF_WARPS * IVF_CAPACITY);   // [WARPS][CAP]
-    float* q = wd + IVF_WARPS * IVF_CAPACITY;                               // [dim]
+    unsigned char* q = reinterpret_cast<unsigned char*>(wd + IVF_WARPS * IVF_CAPACITY); // [dim] staged
     __shared__ float qnorm_parts[IVF_WARPS];
 
     const int qi = blockIdx.y;
     const int pi = blockIdx.x;
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const float* qsrc = queries + (long long)qi * dim;
-    float part = 0.f;
-    for (int j = threadIdx.x; j < dim; j += blockDim.x) { float v = qsrc[j]; q[j] = v; part += v * v; }
+    const unsigned char* qsrc = queries + (long long)qi * dim * elem_bytes;
+    float part = ivf_stage_query(qsrc, q, dim, threadIdx.x, blockDim.x);
     for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(IVF_FULL, part, off);
     if (lane == 0) qnorm_parts[warp] = part;
     float* d = wd + warp * IVF_CAPACITY;

@@ -11,7 +11,7 @@
 //! | [`metric`] | metrics and filters |
 //! | [`index`] | the interleaved list layout, building, adding, the index file |
 //! | [`kmeans`] | balanced k-means with a pluggable assignment step |
-//! | [`gpu`] | scan + merge kernels: IVF search, coarse search, exact search, assignment |
+//! | [`gpu`] | the GPU engine: coarse search, scan + merge, device-resident and host search, exact search, assignment |
 //! | [`build`] | index building on the GPU |
 //! | [`mod@reference`] | CPU references and recall |
 

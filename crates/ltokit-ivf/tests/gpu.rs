@@ -88,7 +88,7 @@ fn every_variant_matches_the_cpu_reference() {
                 );
                 let gindex = GpuIndex::upload(&engine, &index).unwrap();
                 let n_probes = 5;
-                let probes = gindex.probes(&engine, &qf, n_probes).unwrap();
+                let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
                 // Coarse search: the chosen lists score as well as the CPU's best.
                 for qi in 0..queries.rows {
                     let q = &qf[qi * dim..(qi + 1) * dim];
@@ -204,7 +204,7 @@ fn probing_every_list_equals_exact_search() {
             .unwrap();
         let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK).unwrap();
         let exact_gpu = engine
-            .exact(&flat, metric, &Filter::None, &queries.to_f32(), 10)
+            .exact(&flat, metric, &Filter::None, &queries, 10)
             .unwrap();
         let flat_host = base.to_f32();
         let cpu: Vec<_> = (0..queries.rows)
@@ -226,4 +226,121 @@ fn probing_every_list_equals_exact_search() {
         println!("{metric:?}: recall@10 at n_probes = n_lists: {recall}");
         assert!(recall > 0.999, "{recall}");
     }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn device_resident_search_equals_the_host_search_in_every_type() {
+    let engine = engine();
+    let s = seed();
+    let gpu = engine.gpu();
+    for dtype in DType::ALL {
+        let base = synthetic(30_000, 128, 50, dtype, s);
+        let queries = synthetic(3_000, 128, 50, dtype, s ^ 7);
+        let index = ltokit_ivf::build::build(
+            &engine,
+            &base,
+            Metric::L2,
+            &KMeansParams {
+                n_lists: 100,
+                iters: 8,
+                train_fraction: 0.5,
+                seed: s,
+            },
+        )
+        .unwrap();
+        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        let k = 10;
+        let host = gindex
+            .search(&engine, &queries, k, 20, &Filter::None)
+            .unwrap();
+        // The same queries on the device in their own type, results left there; poisoned
+        // outputs, so that anything not written shows.
+        let q = gpu.upload(&queries.bytes).unwrap();
+        let mut ids = gpu.upload(&vec![i64::MIN; queries.rows * k]).unwrap();
+        let mut dist = gpu.upload(&vec![f32::NAN; queries.rows * k]).unwrap();
+        gindex
+            .search_device_bytes(
+                &engine,
+                &q.slice(0..queries.bytes.len()),
+                k,
+                20,
+                &Filter::None,
+                &mut ids.slice_mut(0..queries.rows * k),
+                &mut dist.slice_mut(0..queries.rows * k),
+            )
+            .unwrap();
+        assert_eq!(gpu.download(&ids).unwrap(), host.ids, "{dtype:?}");
+        assert_eq!(gpu.download(&dist).unwrap(), host.distances, "{dtype:?}");
+        // Recall against exact search in the same type.
+        let flat = DeviceLists::chunked(gpu, &base, EXACT_CHUNK).unwrap();
+        let truth = engine
+            .exact(&flat, Metric::L2, &Filter::None, &queries, k)
+            .unwrap();
+        let recall = ltokit_ivf::reference::recall(&host.rows(), &truth.rows(), k);
+        println!(
+            "{dtype:?}: device-resident = host results; recall@10 at 20 of 100 probes {recall:.4}"
+        );
+        assert!(recall > 0.8, "{dtype:?}: {recall}");
+        // Output buffers too small, queries of another type: errors before any launch.
+        let mut small = gpu.alloc::<i64>(k).unwrap();
+        let err = gindex
+            .search_device_bytes(
+                &engine,
+                &q.slice(0..queries.bytes.len()),
+                k,
+                20,
+                &Filter::None,
+                &mut small.slice_mut(0..k),
+                &mut dist.slice_mut(0..queries.rows * k),
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("output buffers"), "{err}");
+        if dtype != DType::F32 {
+            let floats = gpu.upload(&vec![0f32; 128]).unwrap();
+            let err = gindex
+                .search_device(
+                    &engine,
+                    &floats.slice(0..128),
+                    k,
+                    20,
+                    &Filter::None,
+                    &mut ids.slice_mut(0..k),
+                    &mut dist.slice_mut(0..k),
+                )
+                .unwrap_err();
+            assert!(err.to_string().contains("queries of F32"), "{err}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_non_finite_query_is_named() {
+    let engine = engine();
+    let base = synthetic(5_000, 32, 10, DType::F32, 5);
+    let index = ltokit_ivf::build::build(
+        &engine,
+        &base,
+        Metric::L2,
+        &KMeansParams {
+            n_lists: 16,
+            iters: 4,
+            train_fraction: 0.5,
+            seed: 5,
+        },
+    )
+    .unwrap();
+    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    let mut values = synthetic(40, 32, 10, DType::F32, 6).to_f32();
+    values[17 * 32 + 3] = f32::NAN;
+    let queries = Matrix::from_f32(40, 32, &values).unwrap();
+    let err = gindex
+        .search(&engine, &queries, 5, 4, &Filter::None)
+        .unwrap_err();
+    assert!(err.to_string().contains("query 17 has a NaN"), "{err}");
+    // The next search with clean queries works.
+    values[17 * 32 + 3] = 0.0;
+    let clean = Matrix::from_f32(40, 32, &values).unwrap();
+    gindex.search(&engine, &clean, 5, 4, &Filter::None).unwrap();
 }

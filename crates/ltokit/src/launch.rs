@@ -253,6 +253,52 @@ impl Gpu {
             .map_err(|e| driver_error("allocation", e))
     }
 
+    /// A device buffer of `len` elements whose contents are not initialised: for buffers a
+    /// kernel writes in full before anything reads them (no zero-fill pass).
+    pub fn alloc<T: DeviceElem>(&self, len: usize) -> Result<CudaSlice<T>> {
+        // SAFETY: every bit pattern is a valid value of a DeviceElem type (plain integers
+        // and floats), so reading the buffer before it is written is never undefined
+        // behaviour, only unspecified values.
+        unsafe { self.stream.alloc::<T>(len) }.map_err(|e| {
+            driver_error(
+                &format!(
+                    "allocating {len} elements ({} bytes)",
+                    len.saturating_mul(std::mem::size_of::<T>())
+                ),
+                e,
+            )
+        })
+    }
+
+    /// Copies host data into an existing device buffer (its first `host.len()` elements).
+    pub fn upload_into<T: DeviceRepr>(&self, host: &[T], device: &mut CudaSlice<T>) -> Result<()> {
+        if host.len() > device.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} elements do not fit a device buffer of {}",
+                host.len(),
+                device.len()
+            )));
+        }
+        let mut dst = device.slice_mut(0..host.len());
+        self.stream
+            .memcpy_htod(host, &mut dst)
+            .map_err(|e| driver_error("upload", e))
+    }
+
+    /// Copies the first `len` elements of a device buffer back to the host (waits for the
+    /// stream).
+    pub fn download_prefix<T: DeviceRepr + Default + Clone>(
+        &self,
+        device: &CudaSlice<T>,
+        len: usize,
+    ) -> Result<Vec<T>> {
+        let mut host = vec![T::default(); len.min(device.len())];
+        self.stream
+            .memcpy_dtoh(&device.slice(0..host.len()), &mut host)
+            .map_err(|e| driver_error("download", e))?;
+        Ok(host)
+    }
+
     /// Copies a device buffer back to the host (waits for the stream).
     pub fn download<T: DeviceRepr>(&self, device: &CudaSlice<T>) -> Result<Vec<T>> {
         self.stream

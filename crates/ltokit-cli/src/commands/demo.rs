@@ -15,7 +15,8 @@ use ltokit::launch::{self, Gpu};
 use ltokit::Target;
 use ltokit_ivf::data::synthetic_pair;
 use ltokit_ivf::gpu::{
-    bundle, bundle_file_bytes, plan_names, DeviceLists, GpuIndex, IvfGpu, EXACT_CHUNK,
+    bundle, bundle_file_bytes, coarse_plan_name, plan_names, DeviceLists, GpuIndex, IvfGpu,
+    EXACT_CHUNK,
 };
 use ltokit_ivf::index::veclen;
 use ltokit_ivf::kmeans::KMeansParams;
@@ -83,7 +84,7 @@ fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig) -> anyhow::Result<ExitCode> {
     );
     let gindex = GpuIndex::upload(&engine, &index)?;
     let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK)?;
-    let truth = engine.exact(&flat, Metric::L2, &Filter::None, &queries.to_f32(), K)?;
+    let truth = engine.exact(&flat, Metric::L2, &Filter::None, &queries, K)?;
     let mut first = true;
     for n_probes in [4, 16, 64] {
         let started = Instant::now();
@@ -117,13 +118,7 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
     );
     let cache = KernelCache::new(config);
     let b = bundle()?;
-    let (coarse_scan, coarse_merge) = plan_names(
-        DType::F32,
-        veclen(DType::F32, DIM),
-        Metric::L2,
-        &Filter::None,
-        20,
-    )?;
+    let coarse = coarse_plan_name(16)?;
     let (scan, merge) = plan_names(
         DType::F32,
         veclen(DType::F32, DIM),
@@ -131,7 +126,7 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
         &Filter::None,
         K,
     )?;
-    let names = [coarse_scan, coarse_merge, scan, merge];
+    let names = [coarse, scan, merge];
     outln!("writing the cubins to {}", out_dir.display());
     outln!(
         "  {:<28} {:>8}  {:<8} {:<10} from",

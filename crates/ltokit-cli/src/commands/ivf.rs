@@ -214,8 +214,13 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
 struct ProbeRow {
     n_probes: usize,
     recall: f64,
+    /// From the host: queries uploaded in their stored type, results downloaded.
     median_ms: f64,
     qps: f64,
+    /// Device-resident: queries already on the GPU, results left there (stream synced).
+    device_median_ms: f64,
+    device_qps: f64,
+    /// Bytes of the probed lists' rows over the device-resident time.
     scanned_gb_per_s: f64,
 }
 
@@ -277,54 +282,90 @@ fn bench(
     )?;
     let build_s = started.elapsed().as_secs_f64();
     let gindex = GpuIndex::upload(&engine, &index)?;
-    let qf = queries.to_f32();
     let started = Instant::now();
     let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK)?;
-    let truth = engine.exact(&flat, metric, &Filter::None, &qf, k)?;
+    let truth = engine.exact(&flat, metric, &Filter::None, &queries, k)?;
     let truth_s = started.elapsed().as_secs_f64();
     drop(flat);
-    let search_all = |n_probes: usize| -> anyhow::Result<Vec<Vec<i64>>> {
+    let batch = batch.max(1);
+    // The host batches, cut before timing.
+    let host_batches: Vec<Matrix> = (0..queries.rows)
+        .step_by(batch)
+        .map(|start| {
+            queries.select(&(start..(start + batch).min(queries.rows)).collect::<Vec<_>>())
+        })
+        .collect();
+    let search_host = |n_probes: usize| -> anyhow::Result<Vec<Vec<i64>>> {
         let mut rows = Vec::with_capacity(queries.rows);
-        for start in (0..queries.rows).step_by(batch.max(1)) {
-            let end = (start + batch).min(queries.rows);
-            let sub = queries.select(&(start..end).collect::<Vec<_>>());
+        for sub in &host_batches {
             rows.extend(
                 gindex
-                    .search(&engine, &sub, k, n_probes, &Filter::None)?
+                    .search(&engine, sub, k, n_probes, &Filter::None)?
                     .rows(),
             );
         }
         Ok(rows)
     };
+    // The device-resident path: every query uploaded once, results left on the device.
+    let gpu = engine.gpu();
+    let q_dev = gpu.upload(&queries.bytes)?;
+    let mut ids_dev = gpu.alloc::<i64>(queries.rows * k)?;
+    let mut dist_dev = gpu.alloc::<f32>(queries.rows * k)?;
+    let row_bytes = base.dim * base.dtype.size();
+    let mut search_device = |n_probes: usize| -> anyhow::Result<()> {
+        for start in (0..queries.rows).step_by(batch) {
+            let end = (start + batch).min(queries.rows);
+            gindex.search_device_bytes(
+                &engine,
+                &q_dev.slice(start * row_bytes..end * row_bytes),
+                k,
+                n_probes,
+                &Filter::None,
+                &mut ids_dev.slice_mut(start * k..end * k),
+                &mut dist_dev.slice_mut(start * k..end * k),
+            )?;
+        }
+        gpu.synchronize()?;
+        Ok(())
+    };
+    let median = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
     // The first search of this process (kernels from whichever cache level serves them).
     let started = Instant::now();
-    search_all(probe_list[0])?;
+    search_host(probe_list[0])?;
     let first_search_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut rows = Vec::new();
     for &p in probe_list {
-        let found = search_all(p)?; // warm-up (and the recall)
-        let mut times = Vec::with_capacity(reps);
+        let found = search_host(p)?; // warm-up (and the recall)
+        search_device(p)?;
+        let (mut host, mut device) = (Vec::new(), Vec::new());
         for _ in 0..reps.max(1) {
             let t = Instant::now();
-            search_all(p)?;
-            times.push(t.elapsed().as_secs_f64());
+            search_host(p)?;
+            host.push(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            search_device(p)?;
+            device.push(t.elapsed().as_secs_f64());
         }
-        times.sort_by(f64::total_cmp);
-        let median = times[times.len() / 2];
+        let (host, device) = (median(&mut host), median(&mut device));
         let recall = ltokit_ivf::reference::recall(&found, &truth.rows(), k);
-        // Bytes scanned: every probed list's rows for every query (from the host-side coarse result).
-        let probes = gindex.probes(&engine, &qf, p)?;
+        // Bytes scanned: every probed list's rows for every query.
+        let probes = gindex.probes(&engine, &queries, p)?;
         let rows_scanned: u64 = probes
             .iter()
             .map(|&l| index.list_size[l as usize] as u64)
             .sum();
-        let bytes = rows_scanned * (base.dim * base.dtype.size()) as u64;
+        let bytes = rows_scanned * row_bytes as u64;
         rows.push(ProbeRow {
             n_probes: p,
             recall,
-            median_ms: median * 1e3,
-            qps: queries.rows as f64 / median,
-            scanned_gb_per_s: bytes as f64 / median / 1e9,
+            median_ms: host * 1e3,
+            qps: queries.rows as f64 / host,
+            device_median_ms: device * 1e3,
+            device_qps: queries.rows as f64 / device,
+            scanned_gb_per_s: bytes as f64 / device / 1e9,
         });
     }
     let stats = engine.cache().stats();
@@ -348,20 +389,24 @@ fn bench(
         );
         outln!("build {build_s:.2} s; exact ground truth {truth_s:.2} s; first search in this process {first_search_ms:.1} ms");
         outln!(
-            "{:>8} {:>8} {:>11} {:>11} {:>12}",
+            "{:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12}",
             "n_probes",
             "recall",
-            "median ms",
-            "QPS",
+            "host ms",
+            "host QPS",
+            "device ms",
+            "device QPS",
             "scanned GB/s"
         );
         for r in &rows {
             outln!(
-                "{:>8} {:>8.4} {:>11.2} {:>11.0} {:>12.0}",
+                "{:>8} {:>8.4} {:>10.2} {:>10.0} {:>10.2} {:>10.0} {:>12.0}",
                 r.n_probes,
                 r.recall,
                 r.median_ms,
                 r.qps,
+                r.device_median_ms,
+                r.device_qps,
                 r.scanned_gb_per_s
             );
         }

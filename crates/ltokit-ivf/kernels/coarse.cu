@@ -1,0 +1,98 @@
+// Entry fragment: the coarse search, centres × queries as a tiled product with the
+// selection of each query's n_probes best centres fused.
+//
+// A block takes IVF_COARSE_Q queries, one warp each. The queries, converted to f32 from
+// their stored type, stay in shared memory; the centres stream through in tiles of 128
+// rows × 32 dimensions. Lane l of warp w accumulates the dot products of query w with
+// centres l, l+32, l+64 and l+96 of the tile, turns them into scores (squared L2 up to the
+// query's own norm, −inner product, or −cosine up to the query's norm), and offers them
+// to the warp's running top-k. Non-finite query values are reported through `bad_query`
+// (1 + the first such query seen), so that no host pass over the batch is needed.
+#include <cuda_fp16.h>
+#include "topk.cuh"
+
+#define IVF_COARSE_Q 8
+#define IVF_COARSE_C 128
+#define IVF_COARSE_K 32
+
+// dtype codes: 0 f32, 1 f16, 2 i8, 3 u8. metric codes: 0 l2, 1 ip, 2 cosine.
+__device__ __forceinline__ float coarse_load(const unsigned char* q, long long j, int dtype) {
+    switch (dtype) {
+    case 1: {
+        unsigned short h = reinterpret_cast<const unsigned short*>(q)[j];
+        return __half2float(__ushort_as_half(h));
+    }
+    case 2: return (float)reinterpret_cast<const signed char*>(q)[j];
+    case 3: return (float)q[j];
+    default: return reinterpret_cast<const float*>(q)[j];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(32 * IVF_COARSE_Q) ivf_coarse(
+    const unsigned char* __restrict__ queries, int nq, int dim, int dtype, int metric,
+    const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers,
+    int n_probes, long long* __restrict__ out_probes, int* __restrict__ bad_query)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    long long* wid = reinterpret_cast<long long*>(smem_raw);                       // [Q][CAP]
+    float* wd = reinterpret_cast<float*>(wid + IVF_COARSE_Q * IVF_CAPACITY);        // [Q][CAP]
+    float* cs = wd + IVF_COARSE_Q * IVF_CAPACITY;                                   // [C][K+1]
+    float* qs = cs + IVF_COARSE_C * (IVF_COARSE_K + 1);                             // [Q][dim]
+
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const int q0 = blockIdx.x * IVF_COARSE_Q;
+    const int nthreads = blockDim.x;
+
+    for (int i = threadIdx.x; i < IVF_COARSE_Q * dim; i += nthreads) {
+        const int w = i / dim, j = i % dim;
+        float v = 0.f;
+        if (q0 + w < nq) {
+            v = coarse_load(queries, (long long)(q0 + w) * dim + j, dtype);
+            if (!isfinite(v)) atomicCAS(bad_query, 0, q0 + w + 1);
+        }
+        qs[i] = v;
+    }
+    float* d = wd + warp * IVF_CAPACITY;
+    long long* id = wid + warp * IVF_CAPACITY;
+    topk_init(d, id, lane);
+    const float inf = __int_as_float(0x7f800000);
+    float thr = inf;
+    const float* q = qs + warp * dim;
+
+    for (int c0 = 0; c0 < n_centers; c0 += IVF_COARSE_C) {
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        for (int k0 = 0; k0 < dim; k0 += IVF_COARSE_K) {
+            __syncthreads();
+            for (int i = threadIdx.x; i < IVF_COARSE_C * IVF_COARSE_K; i += nthreads) {
+                const int c = i / IVF_COARSE_K, kk = i % IVF_COARSE_K;
+                float v = 0.f;
+                if (c0 + c < n_centers && k0 + kk < dim) v = centers[(long long)(c0 + c) * dim + k0 + kk];
+                cs[c * (IVF_COARSE_K + 1) + kk] = v;
+            }
+            __syncthreads();
+            const int kend = min(IVF_COARSE_K, dim - k0);
+            for (int kk = 0; kk < kend; ++kk) {
+                const float qv = q[k0 + kk];
+                #pragma unroll
+                for (int r = 0; r < 4; ++r) acc[r] = fmaf(qv, cs[(lane + 32 * r) * (IVF_COARSE_K + 1) + kk], acc[r]);
+            }
+        }
+        #pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            const int c = c0 + lane + 32 * r;
+            float s = inf;
+            if (c < n_centers && q0 + warp < nq) {
+                const float cn = center_norms[c];
+                if (metric == 0) s = cn - 2.f * acc[r];
+                else if (metric == 1) s = -acc[r];
+                else s = cn > 0.f ? -acc[r] / cn : 0.f;
+            }
+            thr = topk_offer(d, id, n_probes, lane, thr, s, s < inf ? (long long)c : -1);
+        }
+    }
+    if (q0 + warp < nq) {
+        long long* out = out_probes + (long long)(q0 + warp) * n_probes;
+        for (int j = lane; j < n_probes; j += 32) out[j] = id[j] >= 0 ? id[j] : 0;
+    }
+}

@@ -1,0 +1,187 @@
+//! The coarse search: for each query, the `n_probes` centres that score best, computed as
+//! a tiled centres × queries product with the selection fused (kernels/coarse.cu), reading
+//! the queries in their stored type. Also the k-means assignment (the nearest centre).
+
+use ltokit::launch::{
+    CudaSlice, CudaView, CudaViewMut, DeviceElem, Elem, Extent, Gpu, Launch, LaunchConfig, Param,
+};
+use ltokit::{Error, Result};
+
+use super::{capacity, coarse_plan_name, dtype_code, IvfGpu};
+use crate::data::DType;
+use crate::metric::Metric;
+
+/// Queries a coarse-search block takes (one warp each; kernels/coarse.cu).
+const QUERIES_PER_BLOCK: usize = 8;
+/// Centre rows × dimensions of one shared-memory tile (kernels/coarse.cu).
+const TILE_ROWS: usize = 128;
+const TILE_DIMS: usize = 32;
+/// Shared memory a block may use on the GPUs ltokit targets (Hopper: 227 KiB).
+const MAX_SHARED: usize = 227 * 1024;
+
+/// `ivf_coarse`'s parameters.
+const COARSE_SIGNATURE: &[Param] = &[
+    Param::Ptr,                                      // queries, in their stored type
+    Param::I32,                                      // nq
+    Param::I32,                                      // dim
+    Param::I32,                                      // dtype code
+    Param::I32,                                      // metric code
+    Param::Buffer(Elem::F32, Extent::Any),           // centres
+    Param::Buffer(Elem::F32, Extent::Any),           // centre norms
+    Param::I32,                                      // n_centers
+    Param::I32,                                      // n_probes
+    Param::BufferMut(Elem::I64, Extent::Any),        // probes out
+    Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
+];
+
+/// Centres on the device with what the coarse score needs of each: its squared norm for
+/// L2, its norm for cosine.
+pub struct DeviceCenters {
+    centers: CudaSlice<f32>,
+    norms: CudaSlice<f32>,
+    n: usize,
+    dim: usize,
+    metric: Metric,
+}
+
+impl DeviceCenters {
+    /// Uploads `centers` (`dim` wide, row-major) for ranking by `metric`.
+    pub fn upload(gpu: &Gpu, centers: &[f32], dim: usize, metric: Metric) -> Result<Self> {
+        if dim == 0 || centers.is_empty() || !centers.len().is_multiple_of(dim) {
+            return Err(Error::InvalidArgument(format!(
+                "{} centre values are not rows of {dim}",
+                centers.len()
+            )));
+        }
+        let norms: Vec<f32> = centers
+            .chunks(dim)
+            .map(|c| {
+                let n2: f32 = c.iter().map(|v| v * v).sum();
+                if metric == Metric::Cosine {
+                    n2.sqrt()
+                } else {
+                    n2
+                }
+            })
+            .collect();
+        Ok(DeviceCenters {
+            centers: gpu.upload(centers)?,
+            norms: gpu.upload(&norms)?,
+            n: norms.len(),
+            dim,
+            metric,
+        })
+    }
+
+    /// Number of centres.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether there are none (never, once uploaded).
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    fn metric_code(&self) -> i32 {
+        match self.metric {
+            Metric::L2 | Metric::L2Sqrt => 0,
+            Metric::Ip => 1,
+            Metric::Cosine => 2,
+        }
+    }
+}
+
+impl IvfGpu {
+    /// The `n_probes` best centres of each of `nq` queries (stored as `dtype`, row-major)
+    /// into `probes` (`nq × n_probes`, best first). A non-finite query value sets
+    /// `bad_query` to 1 + that query's index (the caller zeroes it).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn coarse<T: DeviceElem>(
+        &self,
+        centers: &DeviceCenters,
+        queries: &CudaView<'_, T>,
+        dtype: DType,
+        nq: usize,
+        n_probes: usize,
+        probes: &mut CudaViewMut<'_, i64>,
+        bad_query: &mut CudaSlice<i32>,
+    ) -> Result<()> {
+        let dim = centers.dim;
+        if queries.len() * std::mem::size_of::<T>() < nq * dim * dtype.size()
+            || probes.len() < nq * n_probes
+        {
+            return Err(Error::InvalidArgument(format!(
+                "coarse-search buffers too small for {nq} queries × {n_probes} probes"
+            )));
+        }
+        if n_probes == 0 || n_probes > centers.n {
+            return Err(Error::InvalidArgument(format!(
+                "n_probes = {n_probes} is out of range (1..={})",
+                centers.n
+            )));
+        }
+        if nq == 0 {
+            return Ok(());
+        }
+        let cap = capacity(n_probes)?;
+        let smem = QUERIES_PER_BLOCK * cap * 12
+            + TILE_ROWS * (TILE_DIMS + 1) * 4
+            + QUERIES_PER_BLOCK * dim * 4;
+        if smem > MAX_SHARED {
+            return Err(Error::InvalidArgument(format!(
+                "the coarse search of {dim}-dimensional queries for {n_probes} probes needs {smem} bytes of shared memory, more than the {MAX_SHARED} a block has; use fewer probes"
+            )));
+        }
+        let kernel = self.kernel(&coarse_plan_name(n_probes)?, COARSE_SIGNATURE, smem)?;
+        let (nq_i, dim_i, dtype_i, metric_i, n_i, probes_i) = (
+            nq as i32,
+            dim as i32,
+            dtype_code(dtype),
+            centers.metric_code(),
+            centers.n as i32,
+            n_probes as i32,
+        );
+        let cfg = LaunchConfig {
+            grid_dim: (nq.div_ceil(QUERIES_PER_BLOCK) as u32, 1, 1),
+            block_dim: (32 * QUERIES_PER_BLOCK as u32, 1, 1),
+            shared_mem_bytes: smem as u32,
+        };
+        let launch = Launch::on(self.gpu.stream(), &kernel, cfg)
+            .view(queries)
+            .scalar(&nq_i)
+            .scalar(&dim_i)
+            .scalar(&dtype_i)
+            .scalar(&metric_i)
+            .buffer(&centers.centers)
+            .buffer(&centers.norms)
+            .scalar(&n_i)
+            .scalar(&probes_i)
+            .view_mut(probes)
+            .buffer_mut(bad_query);
+        // SAFETY: the kernel reads nq × dim query values of `dtype` (checked above),
+        // n_centers × dim centre values and n_centers norms (uploaded together), and writes
+        // nq × n_probes probes (checked above) and one flag.
+        unsafe { launch.run() }
+    }
+
+    /// Nearest centre (squared L2) of each point: the k-means assignment.
+    pub fn assign(&self, points: &[f32], centers: &[f32], dim: usize) -> Result<Vec<u32>> {
+        let c = DeviceCenters::upload(&self.gpu, centers, dim, Metric::L2)?;
+        let nq = points.len() / dim.max(1);
+        let p = self.gpu.upload(points)?;
+        let mut out = self.gpu.alloc::<i64>(nq.max(1))?;
+        let mut bad = self.gpu.upload(&[0i32])?;
+        self.coarse(
+            &c,
+            &p.slice(0..points.len()),
+            DType::F32,
+            nq,
+            1,
+            &mut out.slice_mut(0..nq.max(1)),
+            &mut bad,
+        )?;
+        let best = self.gpu.download_prefix(&out, nq)?;
+        Ok(best.iter().map(|&i| i.max(0) as u32).collect())
+    }
+}

@@ -1,0 +1,233 @@
+//! IVF-Flat on the GPU, one module per job:
+//!
+//! | module | job |
+//! |---|---|
+//! | this one | the engine: device, kernel cache, the embedded bundle, plan names |
+//! | [`lists`] | lists (or a flat dataset cut into chunks) on the device, interleaved |
+//! | [`coarse`] | the coarse search: centres × queries, tiled, with the n_probes selection fused; k-means assignment |
+//! | [`scan`] | the per-query scan of probed lists with fused top-k, and the merge across probes; exact search |
+//! | [`search`] | an index on the device: the device-resident search and the host API over it |
+//! | `workspace` | device buffers reused across calls |
+//!
+//! Kernels are ltokit plans of the embedded bundle (`kernels/`), linked for the GPU
+//! present or served from the kernel cache, resolved once per engine.
+
+pub mod coarse;
+pub mod lists;
+pub mod scan;
+pub mod search;
+mod workspace;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use ltokit::bundle::Bundle;
+use ltokit::cache::{CacheConfig, KernelCache, PlanHandle};
+use ltokit::launch::{CudaSlice, Gpu, Kernel, ModuleLoader, Param};
+use ltokit::{Error, Result, Target};
+
+use crate::data::DType;
+use crate::metric::{Filter, Metric};
+
+pub use coarse::DeviceCenters;
+pub use lists::DeviceLists;
+pub use search::GpuIndex;
+
+/// Largest k (and n_probes) supported.
+pub const MAX_K: usize = 1024;
+/// Rows per list when exact search cuts a dataset into lists.
+pub const EXACT_CHUNK: usize = 8192;
+/// Bound of the per-batch candidate workspace.
+const WORKSPACE_BYTES: usize = 256 << 20;
+
+static BUNDLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/ivf.ltkb"));
+
+/// The IVF kernels' bundle (embedded at build time).
+pub fn bundle() -> Result<Arc<Bundle>> {
+    Bundle::from_bytes("ltokit-ivf (embedded)", BUNDLE)
+}
+
+/// Size of the embedded bundle file in bytes (manifest and compressed fragments).
+pub fn bundle_file_bytes() -> usize {
+    BUNDLE.len()
+}
+
+/// The top-k capacity variant for `k`: the next power of two.
+pub fn capacity(k: usize) -> Result<usize> {
+    if k == 0 || k > MAX_K {
+        return Err(Error::InvalidArgument(format!(
+            "k = {k} is out of range (1..={MAX_K})"
+        )));
+    }
+    Ok(k.next_power_of_two())
+}
+
+/// The plan names a scan uses: (scan, merge).
+pub fn plan_names(
+    dtype: DType,
+    veclen: usize,
+    metric: Metric,
+    filter: &Filter,
+    k: usize,
+) -> Result<(String, String)> {
+    let cap = capacity(k)?;
+    let vec = if veclen > 1 { "max" } else { "1" };
+    Ok((
+        format!(
+            "scan_c{cap}_{}_v{vec}_{}_{}",
+            dtype.name(),
+            metric.name(),
+            filter.name()
+        ),
+        format!("merge_c{cap}_{}", metric.name()),
+    ))
+}
+
+/// The coarse-search plan for `n_probes` probes per query.
+pub fn coarse_plan_name(n_probes: usize) -> Result<String> {
+    Ok(format!("coarse_c{}", capacity(n_probes)?))
+}
+
+/// Results of a batch of queries, on the host.
+#[derive(Debug, Clone)]
+pub struct Neighbors {
+    /// `n_queries * k` ids, best first; -1 where fewer than k candidates were kept.
+    pub ids: Vec<i64>,
+    /// `n_queries * k` distances; +inf where the id is -1.
+    pub distances: Vec<f32>,
+    /// Neighbours per query.
+    pub k: usize,
+}
+
+impl Neighbors {
+    /// Ids of query `q`.
+    pub fn ids_of(&self, q: usize) -> &[i64] {
+        &self.ids[q * self.k..(q + 1) * self.k]
+    }
+    /// Distances of query `q`.
+    pub fn distances_of(&self, q: usize) -> &[f32] {
+        &self.distances[q * self.k..(q + 1) * self.k]
+    }
+    /// One row of ids per query.
+    pub fn rows(&self) -> Vec<Vec<i64>> {
+        self.ids
+            .chunks(self.k.max(1))
+            .map(<[i64]>::to_vec)
+            .collect()
+    }
+}
+
+/// The GPU engine: a device, the kernel cache, the bundle, and the kernels resolved so far.
+pub struct IvfGpu {
+    gpu: Arc<Gpu>,
+    cache: KernelCache<ModuleLoader>,
+    bundle: Arc<Bundle>,
+    target: Target,
+    kernels: Mutex<HashMap<String, Arc<Kernel>>>,
+}
+
+impl IvfGpu {
+    /// An engine on `gpu` (which may wrap the caller's own context and stream, see
+    /// [`Gpu::from_stream`]) with the given cache settings.
+    pub fn new(gpu: Arc<Gpu>, cache: CacheConfig) -> Result<Self> {
+        let target = Target::native(gpu.compute_capability());
+        Ok(IvfGpu {
+            cache: KernelCache::with_loader(cache, ModuleLoader::new(Arc::clone(&gpu))),
+            gpu,
+            bundle: bundle()?,
+            target,
+            kernels: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// The kernel cache (for its counters).
+    pub fn cache(&self) -> &KernelCache<ModuleLoader> {
+        &self.cache
+    }
+
+    /// The kernel of plan `plan_name`, loaded once per engine, allowed `shared` bytes of
+    /// dynamic shared memory.
+    pub(crate) fn kernel(
+        &self,
+        plan_name: &str,
+        signature: &[Param],
+        shared: usize,
+    ) -> Result<Arc<Kernel>> {
+        if let Some(k) = self.kernels.lock().get(plan_name) {
+            return Ok(Arc::clone(k));
+        }
+        let handle = PlanHandle::new(self.bundle.plan(plan_name, self.target)?);
+        let module = self.cache.get_handle(&handle)?;
+        let kernel = Arc::new(module.kernel(handle.plan().kernel(), signature)?);
+        if shared > 48 * 1024 {
+            kernel.set_max_dynamic_shared_bytes(shared as u32)?;
+        }
+        self.kernels
+            .lock()
+            .insert(plan_name.to_string(), Arc::clone(&kernel));
+        Ok(kernel)
+    }
+
+    /// How many queries one scan launch takes for `n_probes` probes of top-`k`.
+    fn batch_size(n_probes: usize, k: usize) -> usize {
+        (WORKSPACE_BYTES / (n_probes * k * 12).max(1)).clamp(1, 65535)
+    }
+
+    /// A filter's words on the device and the words per query (0 for no filter).
+    pub(crate) fn filter_on_device(
+        &self,
+        filter: &Filter,
+        nq: usize,
+    ) -> Result<(CudaSlice<u32>, i64)> {
+        let (words, bits) = match filter {
+            Filter::None => (0i64, vec![0u32]),
+            Filter::Bitset(b) => (b.len() as i64, nonempty(b)),
+            Filter::Bitmap { words, bits } => {
+                if bits.len() != words * nq {
+                    return Err(Error::InvalidArgument(format!(
+                        "the per-query bitmap has {} words, {nq} queries × {words} words expected",
+                        bits.len()
+                    )));
+                }
+                (*words as i64, nonempty(bits))
+            }
+        };
+        Ok((self.gpu.upload(&bits)?, words))
+    }
+}
+
+fn nonempty<T: Clone + Default>(v: &[T]) -> Vec<T> {
+    if v.is_empty() {
+        vec![T::default()]
+    } else {
+        v.to_vec()
+    }
+}
+
+/// The numeric code the kernels use for a data type (0 f32, 1 f16, 2 i8, 3 u8).
+fn dtype_code(dtype: DType) -> i32 {
+    match dtype {
+        DType::F32 => 0,
+        DType::F16 => 1,
+        DType::I8 => 2,
+        DType::U8 => 3,
+    }
+}
+
+/// The element type a query buffer of `dtype` holds on the device (f16 as its bits).
+pub fn query_elem(dtype: DType) -> ltokit::launch::Elem {
+    use ltokit::launch::Elem;
+    match dtype {
+        DType::F32 => Elem::F32,
+        DType::F16 => Elem::U16,
+        DType::I8 => Elem::I8,
+        DType::U8 => Elem::U8,
+    }
+}

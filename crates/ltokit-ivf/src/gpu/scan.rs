@@ -1,0 +1,244 @@
+//! The per-query scan: one block per (query, probe) streams the probed list's rows,
+//! scores them against the query staged in shared memory, and keeps a per-block top-k;
+//! the merge then selects each query's top k across its probes. Exact search is the same
+//! scan over a flat dataset cut into chunks.
+
+use ltokit::launch::{
+    CudaSlice, CudaView, CudaViewMut, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param,
+};
+use ltokit::{Error, Result};
+
+use super::{capacity, plan_names, DeviceLists, IvfGpu, Neighbors};
+use crate::data::Matrix;
+use crate::metric::{Filter, Metric};
+
+/// `ivf_scan`'s parameters (kernels/ivf_abi.cuh). Buffer lengths are products of several
+/// arguments, so they are `Extent::Any`: [`ScanBatch`] sizes them.
+const SCAN_SIGNATURE: &[Param] = &[
+    Param::Ptr,                               // queries, in the lists' type
+    Param::I32,                               // dim
+    Param::I32,                               // n_probes
+    Param::Buffer(Elem::I64, Extent::Any),    // probes
+    Param::Buffer(Elem::U8, Extent::Any),     // list data
+    Param::I32,                               // element size
+    Param::Buffer(Elem::I64, Extent::Any),    // list offsets
+    Param::Buffer(Elem::I32, Extent::Any),    // list sizes
+    Param::Buffer(Elem::I64, Extent::Any),    // ids
+    Param::Buffer(Elem::U32, Extent::Any),    // filter words
+    Param::I64,                               // filter words per query
+    Param::I32,                               // first query of the batch
+    Param::I32,                               // k
+    Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
+    Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
+];
+
+/// `ivf_merge`'s parameters.
+const MERGE_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::F32, Extent::Any),
+    Param::Buffer(Elem::I64, Extent::Any),
+    Param::I32,
+    Param::I32,
+    Param::BufferMut(Elem::F32, Extent::Any),
+    Param::BufferMut(Elem::I64, Extent::Any),
+];
+
+/// One batch of the scan, everything on the device.
+pub(crate) struct ScanBatch<'a, T: DeviceElem> {
+    /// The lists.
+    pub lists: &'a DeviceLists,
+    /// The metric the lists are scored by.
+    pub metric: Metric,
+    /// The filter (its kind picks the plan) and its words on the device.
+    pub filter: &'a Filter,
+    pub filter_words: (&'a CudaSlice<u32>, i64),
+    /// Index of the batch's first query in the whole call (for per-query bitmaps).
+    pub query_base: usize,
+    /// `nb` queries in the lists' type, row-major.
+    pub queries: CudaView<'a, T>,
+    pub nb: usize,
+    /// `nb × n_probes` list numbers.
+    pub probes: CudaView<'a, i64>,
+    pub n_probes: usize,
+    pub k: usize,
+}
+
+impl IvfGpu {
+    /// Scans one batch and merges it: candidates into `cand` (at least `nb × n_probes × k`
+    /// each), the top `k` of each query into `out` (at least `nb × k` each).
+    pub(crate) fn scan_batch<T: DeviceElem>(
+        &self,
+        b: &ScanBatch<'_, T>,
+        cand: (&mut CudaSlice<f32>, &mut CudaSlice<i64>),
+        out: (&mut CudaViewMut<'_, f32>, &mut CudaViewMut<'_, i64>),
+    ) -> Result<()> {
+        let lists = b.lists;
+        let dim = lists.dim;
+        let n_cand = b.nb * b.n_probes * b.k;
+        if cand.0.len() < n_cand
+            || cand.1.len() < n_cand
+            || out.0.len() < b.nb * b.k
+            || out.1.len() < b.nb * b.k
+            || b.queries.len() * std::mem::size_of::<T>() < b.nb * dim * lists.dtype.size()
+            || b.probes.len() < b.nb * b.n_probes
+        {
+            return Err(Error::InvalidArgument(format!(
+                "scan buffers too small for {} queries × {} probes × k {}",
+                b.nb, b.n_probes, b.k
+            )));
+        }
+        let (scan_name, merge_name) =
+            plan_names(lists.dtype, lists.veclen, b.metric, b.filter, b.k)?;
+        let cap = capacity(b.k)?;
+        let scan_smem = 4 * cap * 12 + dim * 4;
+        let merge_smem = cap * 12;
+        let scan = self.kernel(&scan_name, SCAN_SIGNATURE, scan_smem)?;
+        let merge = self.kernel(&merge_name, MERGE_SIGNATURE, merge_smem)?;
+        let (dim_i, probes_i, elem, base, k_i) = (
+            dim as i32,
+            b.n_probes as i32,
+            lists.dtype.size() as i32,
+            b.query_base as i32,
+            b.k as i32,
+        );
+        let cfg = LaunchConfig {
+            grid_dim: (b.n_probes as u32, b.nb as u32, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: scan_smem as u32,
+        };
+        let stream = self.gpu.stream();
+        let (cand_d, cand_i) = cand;
+        let launch = Launch::on(stream, &scan, cfg)
+            .view(&b.queries)
+            .scalar(&dim_i)
+            .scalar(&probes_i)
+            .view(&b.probes)
+            .buffer(&lists.data)
+            .scalar(&elem)
+            .buffer(&lists.list_offset)
+            .buffer(&lists.list_size)
+            .buffer(&lists.ids)
+            .buffer(b.filter_words.0)
+            .scalar(&b.filter_words.1)
+            .scalar(&base)
+            .scalar(&k_i)
+            .buffer_mut(cand_d)
+            .buffer_mut(cand_i);
+        // SAFETY: the scan reads `nb` queries of `dim` values (checked above), n_probes
+        // list numbers per query (checked above; list numbers come from the coarse search
+        // or were range-checked by `scan`), list rows through list_offset/list_size (built
+        // together with data and ids), the filter within its words per query, and writes
+        // nb × n_probes × k candidates, no more than cand holds (checked above).
+        unsafe { launch.run() }?;
+        let n_cand_q = (b.n_probes * b.k) as i32;
+        let cfg = LaunchConfig {
+            grid_dim: (b.nb as u32, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: merge_smem as u32,
+        };
+        let (out_d, out_i) = out;
+        let launch = Launch::on(stream, &merge, cfg)
+            .buffer(cand_d)
+            .buffer(cand_i)
+            .scalar(&n_cand_q)
+            .scalar(&k_i)
+            .view_mut(out_d)
+            .view_mut(out_i);
+        // SAFETY: the merge reads n_probes × k candidates per query for nb queries (what
+        // the scan wrote) and writes k results per query, within out (checked above).
+        unsafe { launch.run() }
+    }
+
+    /// For each query (in the lists' type, `lists.dim` wide), scans the lists named in
+    /// its row of `probes` (`n_probes` per query) and returns its top `k`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan(
+        &self,
+        lists: &DeviceLists,
+        metric: Metric,
+        filter: &Filter,
+        queries: &Matrix,
+        probes: &[i64],
+        n_probes: usize,
+        k: usize,
+    ) -> Result<Neighbors> {
+        let dim = lists.dim;
+        let nq = queries.rows;
+        if queries.dtype != lists.dtype || queries.dim != dim {
+            return Err(Error::InvalidArgument(format!(
+                "queries are {} × {}, the lists {} × {dim}",
+                queries.dtype.name(),
+                queries.dim,
+                lists.dtype.name()
+            )));
+        }
+        if probes.len() != nq * n_probes || n_probes == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "{} probes for {nq} queries × {n_probes} probes",
+                probes.len()
+            )));
+        }
+        if let Some(bad) = probes
+            .iter()
+            .find(|&&p| p < 0 || p as usize >= lists.n_lists)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "probe {bad} names no list ({} lists)",
+                lists.n_lists
+            )));
+        }
+        capacity(k)?;
+        let filter_dev = self.filter_on_device(filter, nq)?;
+        let batch = Self::batch_size(n_probes, k);
+        let gpu = &self.gpu;
+        let q_all = gpu.upload(&queries.bytes)?;
+        let p_all = gpu.upload(probes)?;
+        let mut cand_d = gpu.alloc::<f32>(batch.min(nq).max(1) * n_probes * k)?;
+        let mut cand_i = gpu.alloc::<i64>(batch.min(nq).max(1) * n_probes * k)?;
+        let mut out_d = gpu.alloc::<f32>(nq.max(1) * k)?;
+        let mut out_i = gpu.alloc::<i64>(nq.max(1) * k)?;
+        let row = dim * lists.dtype.size();
+        for start in (0..nq).step_by(batch) {
+            let nb = batch.min(nq - start);
+            let b = ScanBatch {
+                lists,
+                metric,
+                filter,
+                filter_words: (&filter_dev.0, filter_dev.1),
+                query_base: start,
+                queries: q_all.slice(start * row..(start + nb) * row),
+                nb,
+                probes: p_all.slice(start * n_probes..(start + nb) * n_probes),
+                n_probes,
+                k,
+            };
+            self.scan_batch(
+                &b,
+                (&mut cand_d, &mut cand_i),
+                (
+                    &mut out_d.slice_mut(start * k..(start + nb) * k),
+                    &mut out_i.slice_mut(start * k..(start + nb) * k),
+                ),
+            )?;
+        }
+        Ok(Neighbors {
+            distances: gpu.download_prefix(&out_d, nq * k)?,
+            ids: gpu.download_prefix(&out_i, nq * k)?,
+            k,
+        })
+    }
+
+    /// Exact search: every row of `base` for every query (in `base`'s type).
+    pub fn exact(
+        &self,
+        base: &DeviceLists,
+        metric: Metric,
+        filter: &Filter,
+        queries: &Matrix,
+        k: usize,
+    ) -> Result<Neighbors> {
+        let probes: Vec<i64> = (0..queries.rows)
+            .flat_map(|_| 0..base.n_lists as i64)
+            .collect();
+        self.scan(base, metric, filter, queries, &probes, base.n_lists, k)
+    }
+}

@@ -1,0 +1,341 @@
+//! An index on the device and its search: coarse search, scan of the probed lists with a
+//! fused top-k, merge — all on the GPU's stream, with device buffers reused across calls.
+//!
+//! [`GpuIndex::search_device`] takes queries already on the GPU, in the index's own
+//! element type (a u8 query is 1 byte per value), and writes ids and distances into the
+//! caller's device buffers; [`GpuIndex::search`] is the host API over it (one upload of
+//! the queries as stored, one download of the results, and the check of query values).
+
+use parking_lot::Mutex;
+
+use ltokit::launch::{CudaView, CudaViewMut, DeviceElem};
+use ltokit::{Error, Result};
+
+use super::scan::ScanBatch;
+use super::workspace::{HostStaging, Workspace};
+use super::{capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, Neighbors, MAX_K};
+use crate::data::{DType, Matrix};
+use crate::index::IvfIndex;
+use crate::metric::{Filter, Metric};
+
+/// An index on the GPU, ready to search.
+pub struct GpuIndex {
+    /// The host index's metric.
+    pub metric: Metric,
+    /// Element type.
+    pub dtype: DType,
+    /// Dimensions.
+    pub dim: usize,
+    /// Lists.
+    pub n_lists: usize,
+    lists: DeviceLists,
+    centers: DeviceCenters,
+    workspace: Mutex<Workspace>,
+    staging: Mutex<HostStaging>,
+}
+
+impl GpuIndex {
+    /// Uploads an index.
+    pub fn upload(engine: &IvfGpu, index: &IvfIndex) -> Result<Self> {
+        let coarse_metric = match index.metric {
+            Metric::L2Sqrt => Metric::L2,
+            m => m,
+        };
+        Ok(GpuIndex {
+            metric: index.metric,
+            dtype: index.dtype,
+            dim: index.dim,
+            n_lists: index.n_lists(),
+            lists: DeviceLists::from_index(engine.gpu(), index)?,
+            centers: DeviceCenters::upload(engine.gpu(), &index.centers, index.dim, coarse_metric)?,
+            workspace: Mutex::new(Workspace::default()),
+            staging: Mutex::new(HostStaging::default()),
+        })
+    }
+
+    fn check_probes(&self, n_probes: usize) -> Result<()> {
+        if n_probes == 0 || n_probes > self.n_lists.min(MAX_K) {
+            return Err(Error::InvalidArgument(format!(
+                "n_probes = {n_probes} is out of range (1..={})",
+                self.n_lists.min(MAX_K)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Searches `queries` (on the device, row-major, `dim` values each of the index's
+    /// element type: f32, f16 as `u16` bits, i8, u8), writing each query's `k` nearest ids
+    /// (best first; −1 past the kept candidates) and distances (+inf there) into
+    /// `out_ids` and `out_distances` (at least `nq × k` each). Everything is enqueued on
+    /// the engine's stream; nothing is copied to or from the host, and the call returns
+    /// once the work is enqueued.
+    ///
+    /// Queries are not checked on the host: a non-finite value gives unspecified
+    /// neighbours for that query (the host API, [`GpuIndex::search`], reports it). Batches
+    /// larger than the workspace bound are split.
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_device<T: DeviceElem>(
+        &self,
+        engine: &IvfGpu,
+        queries: &CudaView<'_, T>,
+        k: usize,
+        n_probes: usize,
+        filter: &Filter,
+        out_ids: &mut CudaViewMut<'_, i64>,
+        out_distances: &mut CudaViewMut<'_, f32>,
+    ) -> Result<()> {
+        if T::ELEM != query_elem(self.dtype) {
+            return Err(Error::InvalidArgument(format!(
+                "queries of {:?} for an index of {}",
+                T::ELEM,
+                self.dtype.name()
+            )));
+        }
+        let mut ws = self.workspace.lock();
+        self.search_locked(
+            engine,
+            &mut ws,
+            queries,
+            k,
+            n_probes,
+            filter,
+            (out_ids, out_distances),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn search_locked<T: DeviceElem>(
+        &self,
+        engine: &IvfGpu,
+        ws: &mut Workspace,
+        queries: &CudaView<'_, T>,
+        k: usize,
+        n_probes: usize,
+        filter: &Filter,
+        out: (&mut CudaViewMut<'_, i64>, &mut CudaViewMut<'_, f32>),
+    ) -> Result<()> {
+        self.check_probes(n_probes)?;
+        capacity(k)?;
+        let per_query = self.dim; // elements of T per query (f16 travels as u16)
+        if !queries.len().is_multiple_of(per_query) {
+            return Err(Error::InvalidArgument(format!(
+                "{} query values are not rows of {}",
+                queries.len(),
+                self.dim
+            )));
+        }
+        let nq = queries.len() / per_query;
+        let (out_ids, out_d) = out;
+        if out_ids.len() < nq * k || out_d.len() < nq * k {
+            return Err(Error::InvalidArgument(format!(
+                "the output buffers hold {} ids and {} distances; {nq} queries × k {k} need {}",
+                out_ids.len(),
+                out_d.len(),
+                nq * k
+            )));
+        }
+        if nq == 0 {
+            return Ok(());
+        }
+        let gpu = engine.gpu();
+        let owned_filter;
+        let filter_words = match filter {
+            Filter::None => {
+                let words = ws.no_filter.at_least(gpu, 1)?;
+                (&*words, 0i64)
+            }
+            _ => {
+                owned_filter = engine.filter_on_device(filter, nq)?;
+                (&owned_filter.0, owned_filter.1)
+            }
+        };
+        let batch = IvfGpu::batch_size(n_probes, k).min(nq);
+        let probes = ws.probes.at_least(gpu, batch * n_probes)?;
+        let cand_d = ws.cand_d.at_least(gpu, batch * n_probes * k)?;
+        let cand_i = ws.cand_i.at_least(gpu, batch * n_probes * k)?;
+        let bad = ws.bad_query.at_least(gpu, 1)?;
+        for start in (0..nq).step_by(batch) {
+            let nb = batch.min(nq - start);
+            let q = queries.slice(start * per_query..(start + nb) * per_query);
+            engine.coarse(
+                &self.centers,
+                &q,
+                self.dtype,
+                nb,
+                n_probes,
+                &mut probes.slice_mut(0..nb * n_probes),
+                bad,
+            )?;
+            let b = ScanBatch {
+                lists: &self.lists,
+                metric: self.metric,
+                filter,
+                filter_words,
+                query_base: start,
+                queries: q,
+                nb,
+                probes: probes.slice(0..nb * n_probes),
+                n_probes,
+                k,
+            };
+            engine.scan_batch(
+                &b,
+                (&mut *cand_d, &mut *cand_i),
+                (
+                    &mut out_d.slice_mut(start * k..(start + nb) * k),
+                    &mut out_ids.slice_mut(start * k..(start + nb) * k),
+                ),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// [`GpuIndex::search_device`] for queries given as their stored bytes (`dim ×
+    /// element size` bytes per query), whatever the index's element type.
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_device_bytes(
+        &self,
+        engine: &IvfGpu,
+        bytes: &CudaView<'_, u8>,
+        k: usize,
+        n_probes: usize,
+        filter: &Filter,
+        out_ids: &mut CudaViewMut<'_, i64>,
+        out_distances: &mut CudaViewMut<'_, f32>,
+    ) -> Result<()> {
+        let elems = bytes.len() / self.dtype.size();
+        if elems * self.dtype.size() != bytes.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} query bytes are not whole {} values",
+                bytes.len(),
+                self.dtype.name()
+            )));
+        }
+        let out = (out_ids, out_distances);
+        let mut ws = self.workspace.lock();
+        // The kernels read the stored bytes; the views' types only say how many values.
+        match self.dtype {
+            DType::F32 => {
+                // SAFETY: any bit pattern is an f32, and the bytes are whole values.
+                let v = unsafe { bytes.transmute::<f32>(elems) }.ok_or_else(too_short)?;
+                self.search_locked(engine, &mut ws, &v, k, n_probes, filter, out)
+            }
+            DType::F16 => {
+                // SAFETY: any bit pattern is a u16 (an f16's bits), whole values.
+                let v = unsafe { bytes.transmute::<u16>(elems) }.ok_or_else(too_short)?;
+                self.search_locked(engine, &mut ws, &v, k, n_probes, filter, out)
+            }
+            DType::I8 => {
+                // SAFETY: any bit pattern is an i8.
+                let v = unsafe { bytes.transmute::<i8>(elems) }.ok_or_else(too_short)?;
+                self.search_locked(engine, &mut ws, &v, k, n_probes, filter, out)
+            }
+            DType::U8 => self.search_locked(engine, &mut ws, bytes, k, n_probes, filter, out),
+        }
+    }
+
+    /// Searches from the host: one upload of the queries as stored, the device-resident
+    /// search, one download of the results. Fails, naming it, on a query with a NaN or
+    /// infinite value (found on the device by the coarse search, not by a host pass).
+    pub fn search(
+        &self,
+        engine: &IvfGpu,
+        queries: &Matrix,
+        k: usize,
+        n_probes: usize,
+        filter: &Filter,
+    ) -> Result<Neighbors> {
+        self.check_queries(queries)?;
+        self.check_probes(n_probes)?;
+        capacity(k)?;
+        let gpu = engine.gpu();
+        let nq = queries.rows;
+        let mut staging = self.staging.lock();
+        let staging = &mut *staging;
+        // The coarse search records a non-finite query in this flag.
+        gpu.upload_into(&[0i32], self.workspace.lock().bad_query.at_least(gpu, 1)?)?;
+        let q = staging.queries.at_least(gpu, queries.bytes.len())?;
+        gpu.upload_into(&queries.bytes, q)?;
+        let out_i = staging.out_i.at_least(gpu, nq * k)?;
+        let out_d = staging.out_d.at_least(gpu, nq * k)?;
+        self.search_device_bytes(
+            engine,
+            &q.slice(0..queries.bytes.len()),
+            k,
+            n_probes,
+            filter,
+            &mut out_i.slice_mut(0..nq * k),
+            &mut out_d.slice_mut(0..nq * k),
+        )?;
+        let ids = gpu.download_prefix(out_i, nq * k)?;
+        let distances = gpu.download_prefix(out_d, nq * k)?;
+        let bad = gpu.download_prefix(self.workspace.lock().bad_query.at_least(gpu, 1)?, 1)?;
+        if let Some(&b) = bad.first().filter(|&&b| b > 0) {
+            return Err(Error::InvalidArgument(format!(
+                "query {} has a NaN or infinite value; clean the queries first",
+                b - 1
+            )));
+        }
+        Ok(Neighbors { ids, distances, k })
+    }
+
+    fn check_queries(&self, queries: &Matrix) -> Result<()> {
+        if queries.dim != self.dim || queries.dtype != self.dtype {
+            return Err(Error::InvalidArgument(format!(
+                "queries are {} × {}, the index {} × {}",
+                queries.dtype.name(),
+                queries.dim,
+                self.dtype.name(),
+                self.dim
+            )));
+        }
+        Ok(())
+    }
+
+    /// The lists to probe for each query (the coarse search alone): `n_probes` per query.
+    pub fn probes(&self, engine: &IvfGpu, queries: &Matrix, n_probes: usize) -> Result<Vec<i64>> {
+        self.check_queries(queries)?;
+        self.check_probes(n_probes)?;
+        let gpu = engine.gpu();
+        let nq = queries.rows;
+        let q = gpu.upload(&queries.bytes)?;
+        let mut out = gpu.alloc::<i64>((nq * n_probes).max(1))?;
+        let mut bad = gpu.upload(&[0i32])?;
+        engine.coarse(
+            &self.centers,
+            &q.slice(0..queries.bytes.len()),
+            self.dtype,
+            nq,
+            n_probes,
+            &mut out.slice_mut(0..(nq * n_probes).max(1)),
+            &mut bad,
+        )?;
+        gpu.download_prefix(&out, nq * n_probes)
+    }
+
+    /// Searches with the given probes (tests compare against the CPU with the same probes).
+    pub fn search_with_probes(
+        &self,
+        engine: &IvfGpu,
+        queries: &Matrix,
+        probes: &[i64],
+        n_probes: usize,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<Neighbors> {
+        self.check_queries(queries)?;
+        engine.scan(
+            &self.lists,
+            self.metric,
+            filter,
+            queries,
+            probes,
+            n_probes,
+            k,
+        )
+    }
+}
+
+fn too_short() -> Error {
+    Error::InvalidArgument("query bytes are not whole values".into())
+}

@@ -1,0 +1,52 @@
+//! Device buffers reused across searches: grown when a call needs more, never shrunk, and
+//! never zero-filled (every kernel writes what it later reads).
+
+use ltokit::launch::{CudaSlice, DeviceElem, Gpu};
+use ltokit::{Error, Result};
+
+/// One grow-only device buffer.
+pub(crate) struct Buffer<T: DeviceElem>(Option<CudaSlice<T>>);
+
+impl<T: DeviceElem> Default for Buffer<T> {
+    fn default() -> Self {
+        Buffer(None)
+    }
+}
+
+impl<T: DeviceElem> Buffer<T> {
+    /// The buffer, at least `len` elements long.
+    pub(crate) fn at_least(&mut self, gpu: &Gpu, len: usize) -> Result<&mut CudaSlice<T>> {
+        let len = len.max(1);
+        if self.0.as_ref().is_none_or(|b| b.len() < len) {
+            self.0 = None; // free before allocating the larger one
+            self.0 = Some(gpu.alloc::<T>(len)?);
+        }
+        self.0
+            .as_mut()
+            .ok_or_else(|| Error::Driver(format!("no device buffer of {len} elements")))
+    }
+}
+
+/// Everything a search needs besides the index and the caller's buffers.
+#[derive(Default)]
+pub(crate) struct Workspace {
+    /// Candidates of one scan batch: distances and ids, `batch × n_probes × k`.
+    pub(crate) cand_d: Buffer<f32>,
+    pub(crate) cand_i: Buffer<i64>,
+    /// The probes of one batch, `batch × n_probes`.
+    pub(crate) probes: Buffer<i64>,
+    /// 1 + the first query with a non-finite value, or 0 (written by the coarse search).
+    pub(crate) bad_query: Buffer<i32>,
+    /// The filter words of the last call with no filter (one zero word).
+    pub(crate) no_filter: Buffer<u32>,
+}
+
+/// The host API's device side: the queries as uploaded and the results before download.
+#[derive(Default)]
+pub(crate) struct HostStaging {
+    /// The queries, in their stored bytes.
+    pub(crate) queries: Buffer<u8>,
+    /// Results.
+    pub(crate) out_d: Buffer<f32>,
+    pub(crate) out_i: Buffer<i64>,
+}
