@@ -23,6 +23,8 @@ for line in sys.stdin:
         shutil.copy(exe, f"gpu-run/bin/test-{pkg}-{name}-{kind}")
         print(f"gpu-run/bin/test-{pkg}-{name}-{kind}")
 '
+# The cuVS side-by-side bench script (peer material, not part of the repository).
+if [[ -f ../shared/peer/cuvs_bench.py ]]; then cp ../shared/peer/cuvs_bench.py gpu-run/; fi
 # The adopter example (a user's crate: own cudarc, context and stream).
 CARGO_TARGET_DIR=target/adopter cargo build --release --quiet --locked \
   --manifest-path examples/adopter/Cargo.toml

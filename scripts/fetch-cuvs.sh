@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Downloads cuVS 26.10 for CUDA 13 (Python 3.12 wheels, what the GPU machine runs) and the
+# wheels it needs from PyPI, and cuts them into chunks of 60 MB, each small enough to
+# travel in one device call beside the repository (the limit is 64 MiB a call).
+# usage: scripts/fetch-cuvs.sh [OUT_DIR]      (default cuvs-chunks/, git-ignored)
+# Then send the chunks one per call, back to back while the machine is warm:
+#   device run, carry ["cuvs-chunks/pN"]:  mkdir -p /root/cuvs && cp cuvs-chunks/pN /root/cuvs/
+# and run scripts/gpu-bench-vs-cuvs.sh in the next call (it unpacks and installs them).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/cuvs-chunks}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+platforms=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
+python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  "${platforms[@]}" -d "$tmp" \
+  cuvs-cu13==26.10.0 libcuvs-cu13==26.10.0 pylibraft-cu13==26.10.0 libraft-cu13==26.10.0 \
+  librmm-cu13==26.10.0 rmm-cu13==26.10.0 libkvikio-cu13==26.10.0 rapids-logger==0.3.0 nvidia-nvjitlink==13.3.33
+mkdir -p "$out"
+rm -f "$out"/p*
+(cd "$tmp" && tar cf - ./*.whl) | split -b 60m -d -a 1 - "$out/p"
+ls -la "$out"

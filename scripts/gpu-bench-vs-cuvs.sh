@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# ltokit and cuVS 26.10 IVF-Flat side by side, in one run on the GPU machine, on the same
+# .npy files (scripts/make-bench-data.py makes them there). Run from the repository root
+# with gpu-run/ carried (scripts/gpu-build.sh; it also copies the cuVS bench script) and
+# the cuVS wheel chunks already sent to /root/cuvs/ (scripts/fetch-cuvs.sh says how).
+#
+# usage: bash scripts/gpu-bench-vs-cuvs.sh OUT_DIR [SET:LISTS:PROBES ...]
+#   default sets: lowdim:1024:5,10,20,30,50,100  lowdim-f16:1024:10,20,50
+#                 lowdim-i8:1024:10,20,50  images:256:2,5,10,20
+# Both sides: batch 10,000, k 10, squared L2, recall@10 against their own exact search,
+# median of 5 timed runs after warm-up. cuVS is timed with queries on the GPU and
+# results left there; ltokit both ways (device-resident and from the host).
+set -uo pipefail
+out=${1:?usage: gpu-bench-vs-cuvs.sh OUT_DIR [SET:LISTS:PROBES ...]}
+shift
+mkdir -p "$out"
+sets=("$@")
+[[ ${#sets[@]} -gt 0 ]] || sets=(lowdim:1024:5,10,20,30,50,100 lowdim-f16:1024:10,20,50 lowdim-i8:1024:10,20,50 images:256:2,5,10,20)
+if [[ ! -d /tmp/site/cuvs ]]; then
+  (cat /root/cuvs/p* | tar xf - -C /root/cuvs) || { echo "cuVS chunks missing in /root/cuvs" >&2; exit 1; }
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site /root/cuvs/*.whl || exit 1
+fi
+data=/tmp/bench-data
+names=()
+for s in "${sets[@]}"; do names+=("${s%%:*}"); done
+python3 scripts/make-bench-data.py "$data" "${names[@]}" || exit 1
+for s in "${sets[@]}"; do
+  IFS=: read -r name lists probes <<< "$s"
+  echo "== $name: ltokit" >&2
+  gpu-run/bin/ltokit ivf bench --base "$data/$name/base.npy" --queries "$data/$name/queries.npy" \
+    --lists "$lists" --probes "$probes" --k 10 --batch 10000 --json --cache-dir /tmp/ltokit-bench-cache \
+    > "$out/ltokit-$name.json" 2> "$out/ltokit-$name.err"
+  echo "== $name: cuVS" >&2
+  BATCH=10000 PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/site/nvidia/cu13/lib \
+    python3 gpu-run/cuvs_bench.py "$data/$name" "$lists" native "$probes" > "$out/cuvs-$name.txt" 2>&1
+done
+python3 scripts/compare-vs-cuvs.py "$out" | tee "$out/summary.md"
