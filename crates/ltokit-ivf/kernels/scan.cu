@@ -1,8 +1,10 @@
 // Entry fragment: the IVF-Flat interleaved scan with a fused per-block top-k.
-// Block (probe p, query q) scans list probes[q * n_probes + p]; each of its 4 warps takes
-// 32-row groups in turn, lane l scoring row l of the group; each warp keeps its own top-k,
-// and warp 0 merges the four and writes k candidates for (q, p). ivf_merge then selects
-// the final top-k of each query across its probes. Queries arrive in the lists' own type
+// Block (x, query q) scans the lists probes[q * n_probes + p] for p in
+// [x * probes_per_block, (x + 1) * probes_per_block) one after the other (short lists: the
+// query is staged once and the top-k carries over); each of its 4 warps takes 32-row
+// groups in turn, lane l scoring row l of the group; each warp keeps its own top-k, and
+// warp 0 merges the four and writes k candidates for (q, x). ivf_merge then selects the
+// final top-k of each query across its gridDim.x candidate sets. Queries arrive in the lists' own type
 // (`elem_bytes` per value) and are staged in shared memory by the distance fragment.
 #include "ivf_abi.cuh"
 #include "topk.cuh"
@@ -10,7 +12,8 @@
 #define IVF_WARPS 4
 
 extern "C" __global__ void __launch_bounds__(128) ivf_scan(
-    const unsigned char* __restrict__ queries, int dim, int n_probes, const long long* __restrict__ probes,
+    const unsigned char* __restrict__ queries, int dim, int n_probes, int probes_per_block,
+    const long long* __restrict__ probes,
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset,
     const int* __restrict__ list_size, const long long* __restrict__ ids,
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,
@@ -23,7 +26,8 @@ extern "C" __global__ void __launch_bounds__(128) ivf_scan(
     __shared__ float qnorm_parts[IVF_WARPS];
 
     const int qi = blockIdx.y;
-    const int pi = blockIdx.x;
+    const int p_begin = blockIdx.x * probes_per_block;
+    const int p_end = min(n_probes, p_begin + probes_per_block);
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const unsigned char* qsrc = queries + (long long)qi * dim * elem_bytes;
@@ -36,25 +40,27 @@ extern "C" __global__ void __launch_bounds__(128) ivf_scan(
     __syncthreads();
     const float qnorm2 = qnorm_parts[0] + qnorm_parts[1] + qnorm_parts[2] + qnorm_parts[3];
 
-    const int list = (int)probes[(long long)qi * n_probes + pi];
-    const long long off = list_offset[list];
-    const int size = list_size[list];
     const float inf = __int_as_float(0x7f800000);
     float thr = inf;
-    for (int g = warp; g * 32 < size; g += IVF_WARPS) {
-        const int row = g * 32 + lane;
-        float s = inf;
-        long long sid = -1;
-        if (row < size) {
-            sid = ids[off + row];
-            if (ivf_keep(sid, query_base + qi, filter, filter_words)) {
-                float xn = 0.f;
-                const unsigned char* group = data + (off + (long long)g * 32) * dim * elem_bytes;
-                float acc = ivf_dist(group, lane, q, dim, &xn);
-                s = ivf_score(acc, qnorm2, xn);
+    for (int pi = p_begin; pi < p_end; ++pi) {
+        const int list = (int)probes[(long long)qi * n_probes + pi];
+        const long long off = list_offset[list];
+        const int size = list_size[list];
+        for (int g = warp; g * 32 < size; g += IVF_WARPS) {
+            const int row = g * 32 + lane;
+            float s = inf;
+            long long sid = -1;
+            if (row < size) {
+                sid = ids[off + row];
+                if (ivf_keep(sid, query_base + qi, filter, filter_words)) {
+                    float xn = 0.f;
+                    const unsigned char* group = data + (off + (long long)g * 32) * dim * elem_bytes;
+                    float acc = ivf_dist(group, lane, q, dim, &xn);
+                    s = ivf_score(acc, qnorm2, xn);
+                }
             }
+            thr = topk_offer(d, id, k, lane, thr, s, sid);
         }
-        thr = topk_offer(d, id, k, lane, thr, s, sid);
     }
     __syncthreads();
     if (warp == 0) {
@@ -68,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(128) ivf_scan(
                 thr = topk_offer(d, id, k, lane, thr, s, sid);
             }
         }
-        long long out = ((long long)qi * n_probes + pi) * k;
+        long long out = ((long long)qi * gridDim.x + blockIdx.x) * k;
         for (int j = lane; j < k; j += 32) { out_d[out + j] = d[j]; out_id[out + j] = id[j]; }
     }
 }

@@ -1,5 +1,6 @@
-//! Building an index on the GPU: k-means on a training subsample, then assignment of
-//! every vector, then the interleaved lists.
+//! Building an index on the GPU: k-means on a training subsample (on the device), then
+//! the assignment of every vector in its stored type (the coarse kernel), then the
+//! interleaved lists (on the host, which keeps the index).
 
 use ltokit::Result;
 
@@ -19,22 +20,9 @@ pub fn build(
     base.check_finite("base vectors")?;
     let dim = base.dim;
     let train = kmeans::training_set(base, params, metric);
-    let centers = kmeans::train(&train, dim, params, &mut |points, centers| {
-        engine.assign(points, centers, dim)
-    })?;
-    let all = if metric == Metric::Cosine {
-        let mut v = base.to_f32();
-        for row in v.chunks_mut(dim) {
-            let n = row.iter().map(|x| x * x).sum::<f32>().sqrt();
-            if n > 0.0 {
-                row.iter_mut().for_each(|x| *x /= n);
-            }
-        }
-        v
-    } else {
-        base.to_f32()
-    };
-    let assignment = engine.assign(&all, &centers, dim)?;
+    let spherical = matches!(metric, Metric::Ip | Metric::Cosine);
+    let centers = engine.train_kmeans(&train, dim, params, spherical)?;
+    let assignment = engine.assign_rows(base, &centers, metric)?;
     let ids: Vec<i64> = (0..base.rows as i64).collect();
     IvfIndex::from_assignment(metric, base, &ids, centers, &assignment)
 }

@@ -69,22 +69,8 @@ pub fn train(
     assign: &mut AssignFn<'_>,
 ) -> Result<Vec<f32>> {
     let n = train.len() / dim.max(1);
-    if params.n_lists == 0 || params.n_lists > n {
-        return Err(Error::InvalidArgument(format!(
-            "{} lists need at least as many training vectors; have {n}",
-            params.n_lists
-        )));
-    }
     let mut rng = Rng::new(params.seed);
-    // Initial centres: distinct random training points.
-    let mut picked = std::collections::HashSet::new();
-    let mut centers = Vec::with_capacity(params.n_lists * dim);
-    while picked.len() < params.n_lists {
-        let i = rng.below(n);
-        if picked.insert(i) {
-            centers.extend_from_slice(&train[i * dim..(i + 1) * dim]);
-        }
-    }
+    let mut centers = initial_centers(train, dim, params, &mut rng)?;
     for _ in 0..params.iters {
         let labels = assign(train, &centers)?;
         let mut sums = vec![0f64; params.n_lists * dim];
@@ -107,7 +93,7 @@ pub fn train(
             }
         }
         // Balance: re-seed tiny lists beside a member of the largest list.
-        let small = (n / params.n_lists / 8).max(1);
+        let small = small_list_bound(n, params.n_lists);
         for l in 0..params.n_lists {
             if counts[l] < small {
                 let largest = (0..params.n_lists).max_by_key(|&c| counts[c]).unwrap_or(0);
@@ -129,6 +115,36 @@ pub fn train(
         }
     }
     Ok(centers)
+}
+
+/// The initial centres: `params.n_lists` distinct random training points.
+pub fn initial_centers(
+    train: &[f32],
+    dim: usize,
+    params: &KMeansParams,
+    rng: &mut Rng,
+) -> Result<Vec<f32>> {
+    let n = train.len() / dim.max(1);
+    if params.n_lists == 0 || params.n_lists > n {
+        return Err(Error::InvalidArgument(format!(
+            "{} lists need at least as many training vectors; have {n}",
+            params.n_lists
+        )));
+    }
+    let mut picked = std::collections::HashSet::new();
+    let mut centers = Vec::with_capacity(params.n_lists * dim);
+    while picked.len() < params.n_lists {
+        let i = rng.below(n);
+        if picked.insert(i) {
+            centers.extend_from_slice(&train[i * dim..(i + 1) * dim]);
+        }
+    }
+    Ok(centers)
+}
+
+/// Lists smaller than this after an update are re-seeded (an eighth of the average).
+pub fn small_list_bound(n_points: usize, n_lists: usize) -> usize {
+    (n_points / n_lists.max(1) / 8).max(1)
 }
 
 /// The CPU assignment (reference; O(points × centres × dim)).

@@ -270,6 +270,13 @@ impl Gpu {
         })
     }
 
+    /// Sets every element of a device buffer to zero (enqueued on the stream).
+    pub fn clear<T: DeviceElem + ValidAsZeroBits>(&self, device: &mut CudaSlice<T>) -> Result<()> {
+        self.stream
+            .memset_zeros(device)
+            .map_err(|e| driver_error("memset", e))
+    }
+
     /// Copies host data into an existing device buffer (its first `host.len()` elements).
     pub fn upload_into<T: DeviceRepr>(&self, host: &[T], device: &mut CudaSlice<T>) -> Result<()> {
         if host.len() > device.len() {

@@ -37,10 +37,10 @@ const COARSE_SIGNATURE: &[Param] = &[
 /// Centres on the device with what the coarse score needs of each: its squared norm for
 /// L2, its norm for cosine.
 pub struct DeviceCenters {
-    centers: CudaSlice<f32>,
-    norms: CudaSlice<f32>,
-    n: usize,
-    dim: usize,
+    pub(crate) centers: CudaSlice<f32>,
+    pub(crate) norms: CudaSlice<f32>,
+    pub(crate) n: usize,
+    pub(crate) dim: usize,
     metric: Metric,
 }
 

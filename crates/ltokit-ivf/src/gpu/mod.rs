@@ -5,6 +5,7 @@
 //! | this one | the engine: device, kernel cache, the embedded bundle, plan names |
 //! | [`lists`] | lists (or a flat dataset cut into chunks) on the device, interleaved |
 //! | [`coarse`] | the coarse search: centres × queries, tiled, with the n_probes selection fused; k-means assignment |
+//! | [`kmeans`] | k-means training on the device (update by atomics, balancing, spherical for ip/cosine) |
 //! | [`scan`] | the per-query scan of probed lists with fused top-k, and the merge across probes; exact search |
 //! | [`search`] | an index on the device: the device-resident search and the host API over it |
 //! | `workspace` | device buffers reused across calls |
@@ -13,6 +14,7 @@
 //! present or served from the kernel cache, resolved once per engine.
 
 pub mod coarse;
+pub mod kmeans;
 pub mod lists;
 pub mod scan;
 pub mod search;

@@ -18,6 +18,7 @@ const SCAN_SIGNATURE: &[Param] = &[
     Param::Ptr,                               // queries, in the lists' type
     Param::I32,                               // dim
     Param::I32,                               // n_probes
+    Param::I32,                               // probes per block
     Param::Buffer(Elem::I64, Extent::Any),    // probes
     Param::Buffer(Elem::U8, Extent::Any),     // list data
     Param::I32,                               // element size
@@ -62,6 +63,23 @@ pub(crate) struct ScanBatch<'a, T: DeviceElem> {
     pub k: usize,
 }
 
+/// Bytes of list rows one scan block should cover at least, so that its fixed costs
+/// (staging the query, the top-k set-up, writing its candidates) stay small beside the
+/// scan; short lists (8-bit types, small datasets) are grouped to reach it.
+const BLOCK_BYTES: usize = 512 << 10;
+/// Blocks a launch should keep at least, so that grouping never starves the GPU
+/// (small batches).
+const MIN_BLOCKS: usize = 8192;
+
+/// How many consecutive probes of a query one block scans: enough lists to cover
+/// [`BLOCK_BYTES`], as long as the launch keeps [`MIN_BLOCKS`] blocks; at most 16.
+fn probes_per_block(lists: &DeviceLists, nb: usize, n_probes: usize) -> usize {
+    let avg_list_bytes = (lists.data.len() / lists.n_lists.max(1)).max(1);
+    let by_bytes = BLOCK_BYTES.div_ceil(avg_list_bytes).clamp(1, 16);
+    let by_parallelism = (nb * n_probes / MIN_BLOCKS).max(1);
+    by_bytes.min(by_parallelism).min(n_probes.max(1))
+}
+
 impl IvfGpu {
     /// Scans one batch and merges it: candidates into `cand` (at least `nb × n_probes × k`
     /// each), the top `k` of each query into `out` (at least `nb × k` each).
@@ -88,20 +106,23 @@ impl IvfGpu {
         }
         let (scan_name, merge_name) =
             plan_names(lists.dtype, lists.veclen, b.metric, b.filter, b.k)?;
+        let per_block = probes_per_block(lists, b.nb, b.n_probes);
+        let groups = b.n_probes.div_ceil(per_block);
         let cap = capacity(b.k)?;
         let scan_smem = 4 * cap * 12 + dim * 4;
         let merge_smem = cap * 12;
         let scan = self.kernel(&scan_name, SCAN_SIGNATURE, scan_smem)?;
         let merge = self.kernel(&merge_name, MERGE_SIGNATURE, merge_smem)?;
-        let (dim_i, probes_i, elem, base, k_i) = (
+        let (dim_i, probes_i, per_block_i, elem, base, k_i) = (
             dim as i32,
             b.n_probes as i32,
+            per_block as i32,
             lists.dtype.size() as i32,
             b.query_base as i32,
             b.k as i32,
         );
         let cfg = LaunchConfig {
-            grid_dim: (b.n_probes as u32, b.nb as u32, 1),
+            grid_dim: (groups as u32, b.nb as u32, 1),
             block_dim: (128, 1, 1),
             shared_mem_bytes: scan_smem as u32,
         };
@@ -111,6 +132,7 @@ impl IvfGpu {
             .view(&b.queries)
             .scalar(&dim_i)
             .scalar(&probes_i)
+            .scalar(&per_block_i)
             .view(&b.probes)
             .buffer(&lists.data)
             .scalar(&elem)
@@ -127,9 +149,10 @@ impl IvfGpu {
         // list numbers per query (checked above; list numbers come from the coarse search
         // or were range-checked by `scan`), list rows through list_offset/list_size (built
         // together with data and ids), the filter within its words per query, and writes
-        // nb × n_probes × k candidates, no more than cand holds (checked above).
+        // nb × groups × k ≤ nb × n_probes × k candidates, no more than cand holds
+        // (checked above).
         unsafe { launch.run() }?;
-        let n_cand_q = (b.n_probes * b.k) as i32;
+        let n_cand_q = (groups * b.k) as i32;
         let cfg = LaunchConfig {
             grid_dim: (b.nb as u32, 1, 1),
             block_dim: (32, 1, 1),
@@ -143,8 +166,8 @@ impl IvfGpu {
             .scalar(&k_i)
             .view_mut(out_d)
             .view_mut(out_i);
-        // SAFETY: the merge reads n_probes × k candidates per query for nb queries (what
-        // the scan wrote) and writes k results per query, within out (checked above).
+        // SAFETY: the merge reads groups × k candidates per query for nb queries (what the
+        // scan wrote) and writes k results per query, within out (checked above).
         unsafe { launch.run() }
     }
 

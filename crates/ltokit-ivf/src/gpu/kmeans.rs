@@ -1,0 +1,182 @@
+//! k-means on the device: the training points uploaded once, the assignment by the coarse
+//! kernel, the centre update by atomics (kernels/kmeans.cu), and the balancing on the
+//! host from the list sizes alone (the labels come back only when a list is re-seeded).
+//! Spherical k-means (centres scaled to unit length, assignment by inner product) for the
+//! inner-product and cosine metrics.
+
+use ltokit::launch::{Elem, Extent, Launch, LaunchConfig, Param};
+use ltokit::Result;
+
+use super::{DeviceCenters, IvfGpu};
+use crate::data::{DType, Matrix, Rng};
+use crate::kmeans::{initial_centers, small_list_bound, KMeansParams};
+use crate::metric::Metric;
+
+const SUM_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::F32, Extent::Any),    // points
+    Param::Buffer(Elem::I64, Extent::Any),    // labels
+    Param::I32,                               // n
+    Param::I32,                               // dim
+    Param::BufferMut(Elem::F32, Extent::Any), // sums
+    Param::BufferMut(Elem::U32, Extent::Any), // counts
+];
+
+const DIVIDE_SIGNATURE: &[Param] = &[
+    Param::BufferMut(Elem::F32, Extent::Any), // centres
+    Param::BufferMut(Elem::F32, Extent::Any), // norms
+    Param::Buffer(Elem::F32, Extent::Any),    // sums
+    Param::Buffer(Elem::U32, Extent::Any),    // counts
+    Param::I32,                               // n_centers
+    Param::I32,                               // dim
+    Param::I32,                               // normalise
+];
+
+impl IvfGpu {
+    /// Trains `params.n_lists` centres on `train` (`dim`-wide f32 rows; normalised
+    /// already for cosine) with `params.iters` Lloyd iterations on the device; spherical
+    /// (unit-length centres, assignment by inner product) when `spherical`.
+    pub fn train_kmeans(
+        &self,
+        train: &[f32],
+        dim: usize,
+        params: &KMeansParams,
+        spherical: bool,
+    ) -> Result<Vec<f32>> {
+        let n = train.len() / dim.max(1);
+        let k = params.n_lists;
+        let mut rng = Rng::new(params.seed);
+        let mut centers = initial_centers(train, dim, params, &mut rng)?;
+        if spherical {
+            centers.chunks_mut(dim).for_each(normalise);
+        }
+        let metric = if spherical { Metric::Ip } else { Metric::L2 };
+        let gpu = &self.gpu;
+        let points = gpu.upload(train)?;
+        let mut labels = gpu.alloc::<i64>(n)?;
+        let mut bad = gpu.upload(&[0i32])?;
+        let mut sums = gpu.alloc::<f32>(k * dim)?;
+        let mut counts = gpu.alloc::<u32>(k)?;
+        let mut dev = DeviceCenters::upload(gpu, &centers, dim, metric)?;
+        let sum = self.kernel("kmeans_sum", SUM_SIGNATURE, 0)?;
+        let divide = self.kernel("kmeans_divide", DIVIDE_SIGNATURE, 0)?;
+        let (n_i, dim_i, k_i, norm_i) = (n as i32, dim as i32, k as i32, i32::from(spherical));
+        let small = small_list_bound(n, k);
+        for _ in 0..params.iters {
+            self.coarse(
+                &dev,
+                &points.slice(0..n * dim),
+                DType::F32,
+                n,
+                1,
+                &mut labels.slice_mut(0..n),
+                &mut bad,
+            )?;
+            gpu.clear(&mut sums)?;
+            gpu.clear(&mut counts)?;
+            let blocks = (n * 32).div_ceil(256).clamp(1, 132 * 16) as u32;
+            let launch = Launch::on(
+                gpu.stream(),
+                &sum,
+                LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                },
+            )
+            .buffer(&points)
+            .buffer(&labels)
+            .scalar(&n_i)
+            .scalar(&dim_i)
+            .buffer_mut(&mut sums)
+            .buffer_mut(&mut counts);
+            // SAFETY: reads n points of dim values and n labels, each in 0..k (written by
+            // the coarse search over k centres); adds into k × dim sums and k counts.
+            unsafe { launch.run() }?;
+            let launch = Launch::on(
+                gpu.stream(),
+                &divide,
+                LaunchConfig {
+                    grid_dim: (k as u32, 1, 1),
+                    block_dim: (128, 1, 1),
+                    shared_mem_bytes: 0,
+                },
+            )
+            .buffer_mut(&mut dev.centers)
+            .buffer_mut(&mut dev.norms)
+            .buffer(&sums)
+            .buffer(&counts)
+            .scalar(&k_i)
+            .scalar(&dim_i)
+            .scalar(&norm_i);
+            // SAFETY: block c reads and writes row c of k × dim centres, sums, and entry c
+            // of k norms and counts; the grid has k blocks.
+            unsafe { launch.run() }?;
+            // Balance: re-seed each list smaller than `small` beside a random member of
+            // the largest list, which splits it on the next assignment.
+            let sizes = gpu.download(&counts)?;
+            if sizes.iter().any(|&c| (c as usize) < small) {
+                centers = gpu.download(&dev.centers)?;
+                let labels_host = gpu.download(&labels)?;
+                let mut sizes: Vec<usize> = sizes.iter().map(|&c| c as usize).collect();
+                for l in 0..k {
+                    if sizes[l] >= small {
+                        continue;
+                    }
+                    let largest = (0..k).max_by_key(|&c| sizes[c]).unwrap_or(0);
+                    let members: Vec<usize> = labels_host
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &x)| x as usize == largest)
+                        .map(|(i, _)| i)
+                        .collect();
+                    if let Some(&i) = members.get(rng.below(members.len())) {
+                        for j in 0..dim {
+                            centers[l * dim + j] = train[i * dim + j] + 1e-3 * rng.normal();
+                        }
+                        if spherical {
+                            normalise(&mut centers[l * dim..(l + 1) * dim]);
+                        }
+                        let moved = sizes[largest] / 2;
+                        sizes[largest] -= moved;
+                        sizes[l] += moved;
+                    }
+                }
+                dev = DeviceCenters::upload(gpu, &centers, dim, metric)?;
+            }
+        }
+        gpu.download(&dev.centers)
+    }
+
+    /// The nearest centre of every row of `base` (in its stored type), by `metric`'s
+    /// coarse score: the final assignment of an index build.
+    pub fn assign_rows(&self, base: &Matrix, centers: &[f32], metric: Metric) -> Result<Vec<u32>> {
+        let metric = match metric {
+            Metric::L2Sqrt => Metric::L2,
+            m => m,
+        };
+        let gpu = &self.gpu;
+        let dev = DeviceCenters::upload(gpu, centers, base.dim, metric)?;
+        let n = base.rows;
+        let rows = gpu.upload(&base.bytes)?;
+        let mut labels = gpu.alloc::<i64>(n.max(1))?;
+        let mut bad = gpu.upload(&[0i32])?;
+        self.coarse(
+            &dev,
+            &rows.slice(0..base.bytes.len()),
+            base.dtype,
+            n,
+            1,
+            &mut labels.slice_mut(0..n.max(1)),
+            &mut bad,
+        )?;
+        let labels = gpu.download_prefix(&labels, n)?;
+        Ok(labels.iter().map(|&l| l.max(0) as u32).collect())
+    }
+}
+
+fn normalise(row: &mut [f32]) {
+    let n = row.iter().map(|v| v * v).sum::<f32>().sqrt();
+    if n > 0.0 {
+        row.iter_mut().for_each(|v| *v /= n);
+    }
+}
