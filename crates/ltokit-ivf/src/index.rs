@@ -144,22 +144,45 @@ impl IvfIndex {
         let mut ids = vec![-1i64; padded];
         let mut list_offset = Vec::with_capacity(lists.len());
         let mut list_size = Vec::with_capacity(lists.len());
+        // Each list's rows and ids, as disjoint slices of `data` and `ids`, so that lists
+        // are laid out on all cores at once.
+        let mut work: Vec<(&Vec<(&[u8], i64)>, &mut [u8], &mut [i64])> =
+            Vec::with_capacity(lists.len());
+        let (mut data_rest, mut ids_rest) = (&mut data[..], &mut ids[..]);
         let mut offset = 0usize;
         for list in lists {
+            let rows = list.len().next_multiple_of(GROUP);
             list_offset.push(offset as i64);
             list_size.push(list.len() as i32);
-            for (r, (row, id)) in list.iter().enumerate() {
-                let group_base = (offset + r / GROUP * GROUP) * dim;
-                let lane = r % GROUP;
-                for c in 0..dim / veclen {
-                    let dst = (group_base + (c * GROUP + lane) * veclen) * elem;
-                    data[dst..dst + veclen * elem]
-                        .copy_from_slice(&row[c * veclen * elem..(c + 1) * veclen * elem]);
-                }
-                ids[offset + r] = *id;
-            }
-            offset += list.len().next_multiple_of(GROUP);
+            let (d, dr) = std::mem::take(&mut data_rest).split_at_mut(rows * dim * elem);
+            let (i, ir) = std::mem::take(&mut ids_rest).split_at_mut(rows);
+            (data_rest, ids_rest) = (dr, ir);
+            work.push((list, d, i));
+            offset += rows;
         }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(work.len().max(1));
+        let per_thread = work.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            for chunk in work.chunks_mut(per_thread) {
+                scope.spawn(move || {
+                    for (list, data, ids) in chunk.iter_mut() {
+                        for (r, (row, id)) in list.iter().enumerate() {
+                            let group_base = r / GROUP * GROUP * dim;
+                            let lane = r % GROUP;
+                            for c in 0..dim / veclen {
+                                let dst = (group_base + (c * GROUP + lane) * veclen) * elem;
+                                data[dst..dst + veclen * elem].copy_from_slice(
+                                    &row[c * veclen * elem..(c + 1) * veclen * elem],
+                                );
+                            }
+                            ids[r] = *id;
+                        }
+                    }
+                });
+            }
+        });
         IvfIndex {
             metric,
             dtype,

@@ -271,7 +271,7 @@ fn bench(
     let engine = engine(cache)?;
     let context_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let index = ltokit_ivf::build::build(
+    let (index, build_times) = ltokit_ivf::build::build_timed(
         &engine,
         &base,
         metric,
@@ -373,7 +373,7 @@ fn bench(
         let v = serde_json::json!({
             "base": base_spec, "rows": base.rows, "dim": base.dim, "dtype": base.dtype.name(), "queries": queries.rows,
             "lists": lists, "k": k, "batch": batch, "metric": metric.name(), "gpu": engine.gpu().name(),
-            "context_s": context_s, "build_s": build_s, "ground_truth_s": truth_s, "first_search_ms": first_search_ms,
+            "context_s": context_s, "build_s": build_s, "build_breakdown_s": build_times, "ground_truth_s": truth_s, "first_search_ms": first_search_ms,
             "results": rows, "cache": stats,
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
@@ -387,7 +387,7 @@ fn bench(
             metric.name(),
             engine.gpu().name()
         );
-        outln!("build {build_s:.2} s; exact ground truth {truth_s:.2} s; first search in this process {first_search_ms:.1} ms");
+        outln!("build {build_s:.2} s (training set {:.2}, k-means {:.2}, assignment {:.2}, layout {:.2}); exact ground truth {truth_s:.2} s; first search in this process {first_search_ms:.1} ms", build_times.training_set, build_times.kmeans, build_times.assignment, build_times.layout);
         outln!(
             "{:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12}",
             "n_probes",

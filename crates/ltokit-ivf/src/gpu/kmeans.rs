@@ -4,7 +4,7 @@
 //! Spherical k-means (centres scaled to unit length, assignment by inner product) for the
 //! inner-product and cosine metrics.
 
-use ltokit::launch::{Elem, Extent, Launch, LaunchConfig, Param};
+use ltokit::launch::{CudaView, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param};
 use ltokit::Result;
 
 use super::{DeviceCenters, IvfGpu};
@@ -42,10 +42,86 @@ impl IvfGpu {
         params: &KMeansParams,
         spherical: bool,
     ) -> Result<Vec<f32>> {
+        let mut rng = Rng::new(params.seed);
+        let centers = initial_centers(train, dim, params, &mut rng)?;
+        self.refine_kmeans(train, dim, centers, params.iters, spherical, &mut rng)
+    }
+
+    /// Balanced hierarchical k-means, as cuVS builds its lists: `√n_lists` mesoclusters
+    /// first, then each mesocluster's own centres in proportion to its share of the
+    /// points (so that dense regions get more, smaller lists), then a few iterations over
+    /// all centres together. Falls back to plain k-means below 64 lists.
+    pub fn train_balanced(
+        &self,
+        train: &[f32],
+        dim: usize,
+        params: &KMeansParams,
+        spherical: bool,
+    ) -> Result<Vec<f32>> {
         let n = train.len() / dim.max(1);
         let k = params.n_lists;
-        let mut rng = Rng::new(params.seed);
-        let mut centers = initial_centers(train, dim, params, &mut rng)?;
+        if k < 64 || n < 4 * k {
+            return self.train_kmeans(train, dim, params, spherical);
+        }
+        let n_meso = ((k as f64).sqrt().round() as usize).clamp(2, k);
+        let meso = self.train_kmeans(
+            train,
+            dim,
+            &KMeansParams {
+                n_lists: n_meso,
+                iters: params.iters.div_ceil(2).max(1),
+                ..*params
+            },
+            spherical,
+        )?;
+        let metric = if spherical { Metric::Ip } else { Metric::L2 };
+        let labels = self.assign_f32(train, &meso, dim, metric)?;
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_meso];
+        for (i, &l) in labels.iter().enumerate() {
+            members[l as usize].push(i);
+        }
+        let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
+        let fine = proportional_split(k, &sizes);
+        let mut rng = Rng::new(params.seed ^ 0xBA1A);
+        let mut centers = Vec::with_capacity(k * dim);
+        for (m, rows) in members.iter().enumerate() {
+            if fine[m] == 0 {
+                continue;
+            }
+            let mut points = Vec::with_capacity(rows.len() * dim);
+            for &i in rows {
+                points.extend_from_slice(&train[i * dim..(i + 1) * dim]);
+            }
+            let sub = KMeansParams {
+                n_lists: fine[m],
+                iters: params.iters.div_ceil(2).max(1),
+                seed: rng.next_u64(),
+                ..*params
+            };
+            centers.extend(self.train_kmeans(&points, dim, &sub, spherical)?);
+        }
+        self.refine_kmeans(
+            train,
+            dim,
+            centers,
+            params.iters.div_ceil(4).max(1),
+            spherical,
+            &mut rng,
+        )
+    }
+
+    /// Lloyd iterations on the device from the given centres, with balancing.
+    fn refine_kmeans(
+        &self,
+        train: &[f32],
+        dim: usize,
+        mut centers: Vec<f32>,
+        iters: usize,
+        spherical: bool,
+        rng: &mut Rng,
+    ) -> Result<Vec<f32>> {
+        let n = train.len() / dim.max(1);
+        let k = centers.len() / dim.max(1);
         if spherical {
             centers.chunks_mut(dim).for_each(normalise);
         }
@@ -61,7 +137,7 @@ impl IvfGpu {
         let divide = self.kernel("kmeans_divide", DIVIDE_SIGNATURE, 0)?;
         let (n_i, dim_i, k_i, norm_i) = (n as i32, dim as i32, k as i32, i32::from(spherical));
         let small = small_list_bound(n, k);
-        for _ in 0..params.iters {
+        for _ in 0..iters {
             self.coarse(
                 &dev,
                 &points.slice(0..n * dim),
@@ -147,30 +223,142 @@ impl IvfGpu {
         gpu.download(&dev.centers)
     }
 
+    /// The nearest centre of each f32 point by `metric`'s coarse score.
+    pub fn assign_f32(
+        &self,
+        points: &[f32],
+        centers: &[f32],
+        dim: usize,
+        metric: Metric,
+    ) -> Result<Vec<u32>> {
+        let rows = self.gpu.upload(points)?;
+        self.assign_uploaded(
+            &rows.slice(0..points.len()),
+            DType::F32,
+            dim,
+            centers,
+            metric,
+        )
+    }
+
     /// The nearest centre of every row of `base` (in its stored type), by `metric`'s
-    /// coarse score: the final assignment of an index build.
+    /// coarse score: the final assignment of an index build. A NaN or infinite value is
+    /// an error naming its row (found on the device).
     pub fn assign_rows(&self, base: &Matrix, centers: &[f32], metric: Metric) -> Result<Vec<u32>> {
+        let rows = self.gpu.upload(&base.bytes)?;
+        self.assign_uploaded(
+            &rows.slice(0..base.bytes.len()),
+            base.dtype,
+            base.dim,
+            centers,
+            metric,
+        )
+    }
+
+    fn assign_uploaded<T: DeviceElem>(
+        &self,
+        rows: &CudaView<'_, T>,
+        dtype: DType,
+        dim: usize,
+        centers: &[f32],
+        metric: Metric,
+    ) -> Result<Vec<u32>> {
         let metric = match metric {
             Metric::L2Sqrt => Metric::L2,
             m => m,
         };
         let gpu = &self.gpu;
-        let dev = DeviceCenters::upload(gpu, centers, base.dim, metric)?;
-        let n = base.rows;
-        let rows = gpu.upload(&base.bytes)?;
+        let dev = DeviceCenters::upload(gpu, centers, dim, metric)?;
+        let n = rows.len() * std::mem::size_of::<T>() / (dim * dtype.size()).max(1);
         let mut labels = gpu.alloc::<i64>(n.max(1))?;
         let mut bad = gpu.upload(&[0i32])?;
         self.coarse(
             &dev,
-            &rows.slice(0..base.bytes.len()),
-            base.dtype,
+            rows,
+            dtype,
             n,
             1,
             &mut labels.slice_mut(0..n.max(1)),
             &mut bad,
         )?;
         let labels = gpu.download_prefix(&labels, n)?;
+        if let Some(&b) = gpu.download(&bad)?.first().filter(|&&b| b > 0) {
+            return Err(ltokit::Error::InvalidArgument(format!(
+                "vector {} has a NaN or infinite value; clean the data first",
+                b - 1
+            )));
+        }
         Ok(labels.iter().map(|&l| l.max(0) as u32).collect())
+    }
+}
+
+/// Splits `total` among groups in proportion to `sizes` (largest remainders), each
+/// non-empty group getting at least one and none more than its size.
+fn proportional_split(total: usize, sizes: &[usize]) -> Vec<usize> {
+    let n: usize = sizes.iter().sum();
+    let mut out: Vec<usize> = sizes
+        .iter()
+        .map(|&s| {
+            if s == 0 {
+                0
+            } else {
+                (total * s / n.max(1)).clamp(1, s)
+            }
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
+    let mut given: usize = out.iter().sum();
+    // Hand out what is left, largest groups first; take back from them if too many.
+    'grow: while given < total {
+        let before = given;
+        for &i in &order {
+            if given == total {
+                break 'grow;
+            }
+            if out[i] < sizes[i] {
+                out[i] += 1;
+                given += 1;
+            }
+        }
+        if given == before {
+            break;
+        }
+    }
+    'shrink: while given > total {
+        let before = given;
+        for &i in &order {
+            if given == total {
+                break 'shrink;
+            }
+            if out[i] > 1 {
+                out[i] -= 1;
+                given -= 1;
+            }
+        }
+        if given == before {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::proportional_split;
+
+    #[test]
+    fn splits_sum_to_the_total_in_proportion() {
+        let sizes = [500, 300, 150, 50, 0];
+        let out = proportional_split(100, &sizes);
+        assert_eq!(out.iter().sum::<usize>(), 100);
+        assert_eq!(out[4], 0);
+        assert!(out[0] >= 49 && out[0] <= 51, "{out:?}");
+        assert!(out[3] >= 4 && out[3] <= 6, "{out:?}");
+        // At least one for a non-empty group, never more than its own size.
+        assert_eq!(proportional_split(10, &[3, 100]), vec![1, 9]);
+        assert_eq!(proportional_split(5, &[1, 100]), vec![1, 4]);
+        assert_eq!(proportional_split(40, &[2, 30]), vec![2, 30]);
     }
 }
 
