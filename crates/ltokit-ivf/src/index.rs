@@ -22,6 +22,9 @@ use crate::metric::Metric;
 
 /// Rows per interleaved group.
 pub const GROUP: usize = 32;
+
+/// One list's rows and ids, with the slices of the index's data and ids it fills.
+type ListWork<'a> = (&'a Vec<(&'a [u8], i64)>, &'a mut [u8], &'a mut [i64]);
 const MAGIC: &[u8; 8] = b"LTOKIVF\0";
 /// Version of the index file format.
 pub const FORMAT_VERSION: u32 = 1;
@@ -146,8 +149,7 @@ impl IvfIndex {
         let mut list_size = Vec::with_capacity(lists.len());
         // Each list's rows and ids, as disjoint slices of `data` and `ids`, so that lists
         // are laid out on all cores at once.
-        let mut work: Vec<(&Vec<(&[u8], i64)>, &mut [u8], &mut [i64])> =
-            Vec::with_capacity(lists.len());
+        let mut work: Vec<ListWork<'_>> = Vec::with_capacity(lists.len());
         let (mut data_rest, mut ids_rest) = (&mut data[..], &mut ids[..]);
         let mut offset = 0usize;
         for list in lists {

@@ -343,6 +343,13 @@ fn proportional_split(total: usize, sizes: &[usize]) -> Vec<usize> {
     out
 }
 
+fn normalise(row: &mut [f32]) {
+    let n = row.iter().map(|v| v * v).sum::<f32>().sqrt();
+    if n > 0.0 {
+        row.iter_mut().for_each(|v| *v /= n);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::proportional_split;
@@ -359,12 +366,5 @@ mod tests {
         assert_eq!(proportional_split(10, &[3, 100]), vec![1, 9]);
         assert_eq!(proportional_split(5, &[1, 100]), vec![1, 4]);
         assert_eq!(proportional_split(40, &[2, 30]), vec![2, 30]);
-    }
-}
-
-fn normalise(row: &mut [f32]) {
-    let n = row.iter().map(|v| v * v).sum::<f32>().sqrt();
-    if n > 0.0 {
-        row.iter_mut().for_each(|v| *v /= n);
     }
 }
