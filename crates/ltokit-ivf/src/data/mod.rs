@@ -135,25 +135,21 @@ impl Matrix {
 
     /// Row `i` as f32.
     pub fn row_f32(&self, i: usize) -> Vec<f32> {
-        (0..self.dim).map(|j| self.get(i, j)).collect()
+        let mut out = vec![0f32; self.dim];
+        self.row_f32_into(i, &mut out);
+        out
+    }
+
+    /// Row `i` converted to f32 into `out` (`dim` values).
+    pub fn row_f32_into(&self, i: usize, out: &mut [f32]) {
+        convert_f32(self.dtype, self.row_bytes(i), out);
     }
 
     /// The whole matrix as f32, row-major.
     pub fn to_f32(&self) -> Vec<f32> {
-        match self.dtype {
-            DType::F32 => self
-                .bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect(),
-            DType::F16 => self
-                .bytes
-                .chunks_exact(2)
-                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
-                .collect(),
-            DType::I8 => self.bytes.iter().map(|&b| b as i8 as f32).collect(),
-            DType::U8 => self.bytes.iter().map(|&b| b as f32).collect(),
-        }
+        let mut out = vec![0f32; self.rows * self.dim];
+        convert_f32(self.dtype, &self.bytes, &mut out);
+        out
     }
 
     /// Bytes of row `i`.
@@ -182,6 +178,32 @@ impl Matrix {
             return Ok(());
         }
         check_finite_f32(&self.to_f32(), self.dim, what)
+    }
+}
+
+/// Converts stored values of `dtype` to f32 (as many as `out` holds).
+fn convert_f32(dtype: DType, bytes: &[u8], out: &mut [f32]) {
+    match dtype {
+        DType::F32 => {
+            for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+        }
+        DType::F16 => {
+            for (o, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+                *o = half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+            }
+        }
+        DType::I8 => {
+            for (o, &b) in out.iter_mut().zip(bytes) {
+                *o = b as i8 as f32;
+            }
+        }
+        DType::U8 => {
+            for (o, &b) in out.iter_mut().zip(bytes) {
+                *o = b as f32;
+            }
+        }
     }
 }
 

@@ -187,35 +187,44 @@ impl IvfGpu {
             // SAFETY: block c reads and writes row c of k × dim centres, sums, and entry c
             // of k norms and counts; the grid has k blocks.
             unsafe { launch.run() }?;
-            // Balance: re-seed each list smaller than `small` beside a random member of
-            // the largest list, which splits it on the next assignment.
+            // Balance: re-seed lists smaller than `small`, and while a list holds more
+            // than three times the average, the smallest list too, each beside a random
+            // member of the largest list, which splits it on the next assignment (a
+            // bounded number of moves an iteration). Queries concentrate where the data
+            // does, so an oversized list costs every query that probes it.
             let sizes = gpu.download(&counts)?;
-            if sizes.iter().any(|&c| (c as usize) < small) {
+            let avg = (n / k).max(1);
+            let oversized = |sizes: &[usize]| sizes.iter().any(|&c| c > 3 * avg);
+            let mut sizes: Vec<usize> = sizes.iter().map(|&c| c as usize).collect();
+            if sizes.iter().any(|&c| c < small) || oversized(&sizes) {
                 centers = gpu.download(&dev.centers)?;
                 let labels_host = gpu.download(&labels)?;
-                let mut sizes: Vec<usize> = sizes.iter().map(|&c| c as usize).collect();
-                for l in 0..k {
-                    if sizes[l] >= small {
-                        continue;
-                    }
+                for _ in 0..(k / 16).max(1) {
+                    let smallest = (0..k).min_by_key(|&c| sizes[c]).unwrap_or(0);
                     let largest = (0..k).max_by_key(|&c| sizes[c]).unwrap_or(0);
+                    let tiny = sizes[smallest] < small;
+                    let split = sizes[largest] > 3 * avg && sizes[smallest] < avg / 2;
+                    if !(tiny || split) || smallest == largest {
+                        break;
+                    }
                     let members: Vec<usize> = labels_host
                         .iter()
                         .enumerate()
                         .filter(|(_, &x)| x as usize == largest)
                         .map(|(i, _)| i)
                         .collect();
-                    if let Some(&i) = members.get(rng.below(members.len())) {
-                        for j in 0..dim {
-                            centers[l * dim + j] = train[i * dim + j] + 1e-3 * rng.normal();
-                        }
-                        if spherical {
-                            normalise(&mut centers[l * dim..(l + 1) * dim]);
-                        }
-                        let moved = sizes[largest] / 2;
-                        sizes[largest] -= moved;
-                        sizes[l] += moved;
+                    let Some(&i) = members.get(rng.below(members.len())) else {
+                        break;
+                    };
+                    for j in 0..dim {
+                        centers[smallest * dim + j] = train[i * dim + j] + 1e-3 * rng.normal();
                     }
+                    if spherical {
+                        normalise(&mut centers[smallest * dim..(smallest + 1) * dim]);
+                    }
+                    let moved = sizes[largest] / 2;
+                    sizes[largest] -= moved;
+                    sizes[smallest] += moved;
                 }
                 dev = DeviceCenters::upload(gpu, &centers, dim, metric)?;
             }
