@@ -4,14 +4,10 @@ mod common;
 
 use std::path::Path;
 
-use common::{bench_cache, repo, run, scratch, text};
+use common::{bench_cache, demo_spec, repo, run, scratch, text};
 
 /// A copy of the demo bundle spec with two extra plans that declare requirements.
 fn bundle_with_requirements(dir: &Path) -> String {
-    let src = repo().join("crates/ltokit-demo/kernels/demo");
-    for f in ["entry.cu", "transform.cu", "combine.cu"] {
-        std::fs::copy(src.join(f), dir.join(f)).unwrap();
-    }
     let spec = r#"{
       "name": "req",
       "fragments": [
@@ -26,13 +22,13 @@ fn bundle_with_requirements(dir: &Path) -> String {
         { "name": "needs_a", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform", "combine"], "arch_specific": true }
       ]
     }"#;
-    std::fs::write(dir.join("spec.json"), spec).unwrap();
+    let spec = demo_spec(dir, spec);
     let out = dir.join("req.ltkb");
     let o = run(
         &[
             "bundle",
             "build",
-            dir.join("spec.json").to_str().unwrap(),
+            spec.to_str().unwrap(),
             "-o",
             out.to_str().unwrap(),
         ],

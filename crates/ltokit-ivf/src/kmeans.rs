@@ -110,20 +110,16 @@ pub fn train(
         for l in 0..params.n_lists {
             if counts[l] < small {
                 let largest = (0..params.n_lists).max_by_key(|&c| counts[c]).unwrap_or(0);
-                let members: Vec<usize> = labels
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &x)| x as usize == largest)
-                    .map(|(i, _)| i)
-                    .collect();
-                if let Some(&i) = members.get(rng.below(members.len())) {
-                    for j in 0..dim {
-                        centers[l * dim + j] = train[i * dim + j] + 1e-3 * rng.normal();
-                    }
-                    let moved = counts[largest] / 2;
-                    counts[largest] -= moved;
-                    counts[l] += moved;
-                }
+                reseed_beside(
+                    &mut centers,
+                    l,
+                    largest,
+                    train,
+                    &labels,
+                    &mut counts,
+                    dim,
+                    &mut rng,
+                );
             }
         }
     }
@@ -153,6 +149,38 @@ pub fn initial_centers(
         }
     }
     Ok(centers)
+}
+
+/// Moves centre `l` next to a random training point of list `largest` (a tiny random
+/// offset apart), so that the next assignment splits that list, and books half of its
+/// members to `l`. Returns false when `largest` has no member to move beside.
+#[allow(clippy::too_many_arguments)]
+pub fn reseed_beside<L: Copy + TryInto<usize>>(
+    centers: &mut [f32],
+    l: usize,
+    largest: usize,
+    train: &[f32],
+    labels: &[L],
+    sizes: &mut [usize],
+    dim: usize,
+    rng: &mut Rng,
+) -> bool {
+    let members: Vec<usize> = labels
+        .iter()
+        .enumerate()
+        .filter(|(_, &x)| x.try_into().ok() == Some(largest))
+        .map(|(i, _)| i)
+        .collect();
+    let Some(&i) = members.get(rng.below(members.len())) else {
+        return false;
+    };
+    for j in 0..dim {
+        centers[l * dim + j] = train[i * dim + j] + 1e-3 * rng.normal();
+    }
+    let moved = sizes[largest] / 2;
+    sizes[largest] -= moved;
+    sizes[l] += moved;
+    true
 }
 
 /// Lists smaller than this after an update are re-seeded (an eighth of the average).

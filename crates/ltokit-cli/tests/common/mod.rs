@@ -95,3 +95,15 @@ pub fn bench_cache(
     args.extend_from_slice(extra);
     run(&args, env)
 }
+
+/// Copies the demo kernel's three sources into `dir` beside a bundle spec `spec` (JSON);
+/// returns the spec's path.
+pub fn demo_spec(dir: &std::path::Path, spec: &str) -> PathBuf {
+    let src = repo().join("crates/ltokit-demo/kernels/demo");
+    for f in ["entry.cu", "transform.cu", "combine.cu"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let path = dir.join("spec.json");
+    std::fs::write(&path, spec).unwrap();
+    path
+}

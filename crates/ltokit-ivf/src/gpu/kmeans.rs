@@ -9,7 +9,7 @@ use ltokit::Result;
 
 use super::{DeviceCenters, IvfGpu};
 use crate::data::{DType, Matrix, Rng};
-use crate::kmeans::{initial_centers, small_list_bound, KMeansParams};
+use crate::kmeans::{initial_centers, reseed_beside, small_list_bound, KMeansParams};
 use crate::metric::Metric;
 
 const SUM_SIGNATURE: &[Param] = &[
@@ -207,24 +207,21 @@ impl IvfGpu {
                     if !(tiny || split) || smallest == largest {
                         break;
                     }
-                    let members: Vec<usize> = labels_host
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &x)| x as usize == largest)
-                        .map(|(i, _)| i)
-                        .collect();
-                    let Some(&i) = members.get(rng.below(members.len())) else {
+                    if !reseed_beside(
+                        &mut centers,
+                        smallest,
+                        largest,
+                        train,
+                        &labels_host,
+                        &mut sizes,
+                        dim,
+                        rng,
+                    ) {
                         break;
-                    };
-                    for j in 0..dim {
-                        centers[smallest * dim + j] = train[i * dim + j] + 1e-3 * rng.normal();
                     }
                     if spherical {
                         normalise(&mut centers[smallest * dim..(smallest + 1) * dim]);
                     }
-                    let moved = sizes[largest] / 2;
-                    sizes[largest] -= moved;
-                    sizes[smallest] += moved;
                 }
                 dev = DeviceCenters::upload(gpu, &centers, dim, metric)?;
             }
