@@ -7,7 +7,7 @@ use ltokit::launch::{
 };
 use ltokit::{Error, Result};
 
-use super::{capacity, coarse_plan_name, dtype_code, IvfGpu};
+use super::{capacity, coarse_plan_name, dtype_code, IvfGpu, KernelSpec};
 use crate::data::DType;
 use crate::metric::Metric;
 
@@ -92,6 +92,24 @@ impl DeviceCenters {
     }
 }
 
+/// The coarse-search kernel for `dim`-dimensional queries and `n_probes` probes.
+pub(crate) fn coarse_kernel(dim: usize, n_probes: usize) -> Result<KernelSpec> {
+    let cap = capacity(n_probes)?;
+    let shared = QUERIES_PER_BLOCK * cap * 12
+        + TILE_ROWS * (TILE_DIMS + 1) * 4
+        + QUERIES_PER_BLOCK * dim * 4;
+    if shared > MAX_SHARED {
+        return Err(Error::InvalidArgument(format!(
+            "the coarse search of {dim}-dimensional queries for {n_probes} probes needs {shared} bytes of shared memory, more than the {MAX_SHARED} a block has; use fewer probes"
+        )));
+    }
+    Ok(KernelSpec {
+        plan: coarse_plan_name(n_probes)?,
+        signature: COARSE_SIGNATURE,
+        shared,
+    })
+}
+
 impl IvfGpu {
     /// The `n_probes` best centres of each of `nq` queries (stored as `dtype`, row-major)
     /// into `probes` (`nq × n_probes`, best first). A non-finite query value sets
@@ -124,16 +142,9 @@ impl IvfGpu {
         if nq == 0 {
             return Ok(());
         }
-        let cap = capacity(n_probes)?;
-        let smem = QUERIES_PER_BLOCK * cap * 12
-            + TILE_ROWS * (TILE_DIMS + 1) * 4
-            + QUERIES_PER_BLOCK * dim * 4;
-        if smem > MAX_SHARED {
-            return Err(Error::InvalidArgument(format!(
-                "the coarse search of {dim}-dimensional queries for {n_probes} probes needs {smem} bytes of shared memory, more than the {MAX_SHARED} a block has; use fewer probes"
-            )));
-        }
-        let kernel = self.kernel(&coarse_plan_name(n_probes)?, COARSE_SIGNATURE, smem)?;
+        let spec = coarse_kernel(dim, n_probes)?;
+        let smem = spec.shared;
+        let kernel = self.kernel(&spec.plan, spec.signature, spec.shared)?;
         let (nq_i, dim_i, dtype_i, metric_i, n_i, probes_i) = (
             nq as i32,
             dim as i32,

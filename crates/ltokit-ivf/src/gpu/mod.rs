@@ -121,6 +121,13 @@ impl Neighbors {
     }
 }
 
+/// A kernel a search needs: its plan, declared parameters and dynamic shared memory.
+pub(crate) struct KernelSpec {
+    pub plan: String,
+    pub signature: &'static [Param],
+    pub shared: usize,
+}
+
 /// The GPU engine: a device, the kernel cache, the bundle, and the kernels resolved so far.
 pub struct IvfGpu {
     gpu: Arc<Gpu>,
@@ -175,6 +182,36 @@ impl IvfGpu {
             .lock()
             .insert(plan_name.to_string(), Arc::clone(&kernel));
         Ok(kernel)
+    }
+
+    /// Loads the kernels of `specs` not loaded yet, linking (or fetching from the cache)
+    /// the missing ones in parallel, so that a first search waits for its slowest plan
+    /// rather than for all of them one after the other.
+    pub(crate) fn prepare(&self, specs: &[KernelSpec]) -> Result<()> {
+        let missing: Vec<&KernelSpec> = {
+            let loaded = self.kernels.lock();
+            specs
+                .iter()
+                .filter(|s| !loaded.contains_key(&s.plan))
+                .collect()
+        };
+        if missing.len() < 2 {
+            return Ok(());
+        }
+        std::thread::scope(|scope| {
+            let jobs: Vec<_> = missing
+                .iter()
+                .map(|s| scope.spawn(|| self.kernel(&s.plan, s.signature, s.shared).map(|_| ())))
+                .collect();
+            jobs.into_iter()
+                .map(|j| {
+                    j.join().unwrap_or_else(|_| {
+                        Err(Error::Driver("a kernel-loading thread panicked".into()))
+                    })
+                })
+                .collect::<Result<Vec<()>>>()
+        })?;
+        Ok(())
     }
 
     /// How many queries one scan launch takes for `n_probes` probes of top-`k`.

@@ -8,7 +8,7 @@ use ltokit::launch::{
 };
 use ltokit::{Error, Result};
 
-use super::{capacity, plan_names, DeviceLists, IvfGpu, Neighbors};
+use super::{capacity, plan_names, DeviceLists, IvfGpu, KernelSpec, Neighbors};
 use crate::data::Matrix;
 use crate::metric::{Filter, Metric};
 
@@ -63,6 +63,29 @@ pub(crate) struct ScanBatch<'a, T: DeviceElem> {
     pub k: usize,
 }
 
+/// The scan and merge kernels a scan of `lists` by `metric` with `filter` for top-`k` needs.
+pub(crate) fn scan_kernels(
+    lists: &DeviceLists,
+    metric: Metric,
+    filter: &Filter,
+    k: usize,
+) -> Result<[KernelSpec; 2]> {
+    let (scan, merge) = plan_names(lists.dtype, lists.veclen, metric, filter, k)?;
+    let cap = capacity(k)?;
+    Ok([
+        KernelSpec {
+            plan: scan,
+            signature: SCAN_SIGNATURE,
+            shared: 4 * cap * 12 + lists.dim * 4,
+        },
+        KernelSpec {
+            plan: merge,
+            signature: MERGE_SIGNATURE,
+            shared: cap * 12,
+        },
+    ])
+}
+
 /// Bytes of list rows one scan block should cover at least, so that its fixed costs
 /// (staging the query, the top-k set-up, writing its candidates) stay small beside the
 /// scan; short lists (8-bit types, small datasets) are grouped to reach it.
@@ -104,15 +127,12 @@ impl IvfGpu {
                 b.nb, b.n_probes, b.k
             )));
         }
-        let (scan_name, merge_name) =
-            plan_names(lists.dtype, lists.veclen, b.metric, b.filter, b.k)?;
         let per_block = probes_per_block(lists, b.nb, b.n_probes);
         let groups = b.n_probes.div_ceil(per_block);
-        let cap = capacity(b.k)?;
-        let scan_smem = 4 * cap * 12 + dim * 4;
-        let merge_smem = cap * 12;
-        let scan = self.kernel(&scan_name, SCAN_SIGNATURE, scan_smem)?;
-        let merge = self.kernel(&merge_name, MERGE_SIGNATURE, merge_smem)?;
+        let [scan, merge] = scan_kernels(lists, b.metric, b.filter, b.k)?;
+        let (scan_smem, merge_smem) = (scan.shared, merge.shared);
+        let scan = self.kernel(&scan.plan, scan.signature, scan.shared)?;
+        let merge = self.kernel(&merge.plan, merge.signature, merge.shared)?;
         let (dim_i, probes_i, per_block_i, elem, base, k_i) = (
             dim as i32,
             b.n_probes as i32,

@@ -11,7 +11,8 @@ use parking_lot::Mutex;
 use ltokit::launch::{CudaView, CudaViewMut, DeviceElem};
 use ltokit::{Error, Result};
 
-use super::scan::ScanBatch;
+use super::coarse::coarse_kernel;
+use super::scan::{scan_kernels, ScanBatch};
 use super::workspace::{HostStaging, Workspace};
 use super::{capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, Neighbors, MAX_K};
 use crate::data::{DType, Matrix};
@@ -137,6 +138,9 @@ impl GpuIndex {
         if nq == 0 {
             return Ok(());
         }
+        // A first search links (or fetches) its three plans at once.
+        let [scan, merge] = scan_kernels(&self.lists, self.metric, filter, k)?;
+        engine.prepare(&[coarse_kernel(self.dim, n_probes)?, scan, merge])?;
         let gpu = engine.gpu();
         let owned_filter;
         let filter_words = match filter {
