@@ -49,14 +49,12 @@ pub fn build_timed(
     times.training_set = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let spherical = matches!(metric, Metric::Ip | Metric::Cosine);
-    let trained = engine.train_balanced(&train, dim, params, spherical)?;
+    let centers = engine.train_balanced(&train, dim, params, spherical)?;
     times.kmeans = t.elapsed().as_secs_f64();
     // The assignment also checks every value on the device (a NaN or infinity is an
     // error naming its row), so the base is never scanned on the host.
     let t = Instant::now();
-    let assignment =
-        engine.assign_rows_penalised(base, &trained.centers, metric, &trained.penalty)?;
-    let centers = trained.centers;
+    let assignment = engine.assign_rows(base, &centers, metric)?;
     times.assignment = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let ids: Vec<i64> = (0..base.rows as i64).collect();

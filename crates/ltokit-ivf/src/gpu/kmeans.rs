@@ -44,16 +44,7 @@ impl IvfGpu {
     ) -> Result<Vec<f32>> {
         let mut rng = Rng::new(params.seed);
         let centers = initial_centers(train, dim, params, &mut rng)?;
-        self.refine_kmeans(
-            train,
-            dim,
-            centers,
-            params.iters,
-            spherical,
-            false,
-            &mut rng,
-        )
-        .map(|t| t.centers)
+        self.refine_kmeans(train, dim, centers, params.iters, spherical, &mut rng)
     }
 
     /// Balanced hierarchical k-means, as cuVS builds its lists: `√n_lists` mesoclusters
@@ -66,14 +57,11 @@ impl IvfGpu {
         dim: usize,
         params: &KMeansParams,
         spherical: bool,
-    ) -> Result<Trained> {
+    ) -> Result<Vec<f32>> {
         let n = train.len() / dim.max(1);
         let k = params.n_lists;
         if k < 64 || n < 4 * k {
-            return Ok(Trained {
-                centers: self.train_kmeans(train, dim, params, spherical)?,
-                penalty: vec![0.0; k],
-            });
+            return self.train_kmeans(train, dim, params, spherical);
         }
         let n_meso = ((k as f64).sqrt().round() as usize).clamp(2, k);
         let meso = self.train_kmeans(
@@ -118,13 +106,11 @@ impl IvfGpu {
             centers,
             params.iters.div_ceil(4).max(1),
             spherical,
-            true,
             &mut rng,
         )
     }
 
     /// Lloyd iterations on the device from the given centres, with balancing.
-    #[allow(clippy::too_many_arguments)]
     fn refine_kmeans(
         &self,
         train: &[f32],
@@ -132,9 +118,8 @@ impl IvfGpu {
         mut centers: Vec<f32>,
         iters: usize,
         spherical: bool,
-        balance: bool,
         rng: &mut Rng,
-    ) -> Result<Trained> {
+    ) -> Result<Vec<f32>> {
         let n = train.len() / dim.max(1);
         let k = centers.len() / dim.max(1);
         if spherical {
@@ -152,13 +137,6 @@ impl IvfGpu {
         let divide = self.kernel("kmeans_divide", DIVIDE_SIGNATURE, 0)?;
         let (n_i, dim_i, k_i, norm_i) = (n as i32, dim as i32, k as i32, i32::from(spherical));
         let small = small_list_bound(n, k);
-        // Size penalties (squared-L2 only): each list's assignment score is raised by
-        // penalty[c], which grows while the list is over the average size and shrinks
-        // while under it (a dual ascent on the size constraint), scaled by the mean
-        // squared distance of a point to its centre.
-        let mut penalty = vec![0f32; k];
-        let balance = balance && !spherical;
-        let mut scale = None;
         for _ in 0..iters {
             self.coarse(
                 &dev,
@@ -247,33 +225,8 @@ impl IvfGpu {
                 }
                 dev = DeviceCenters::upload(gpu, &centers, dim, metric)?;
             }
-            if balance {
-                let scale = match scale {
-                    Some(s) => s,
-                    None => {
-                        let s = mean_sq_distance(
-                            train,
-                            &gpu.download(&dev.centers)?,
-                            &gpu.download(&labels)?,
-                            dim,
-                        );
-                        scale = Some(s);
-                        s
-                    }
-                };
-                for (p, &c) in penalty.iter_mut().zip(&sizes) {
-                    let excess = c as f32 / avg as f32 - 1.0;
-                    *p = (*p + 0.25 * scale * excess).clamp(-scale, 2.0 * scale);
-                }
-                let mut norms = gpu.download(&dev.norms)?;
-                norms.iter_mut().zip(&penalty).for_each(|(n, p)| *n += p);
-                gpu.upload_into(&norms, &mut dev.norms)?;
-            }
         }
-        Ok(Trained {
-            centers: gpu.download(&dev.centers)?,
-            penalty,
-        })
+        gpu.download(&dev.centers)
     }
 
     /// The nearest centre of each f32 point by `metric`'s coarse score.
@@ -291,7 +244,6 @@ impl IvfGpu {
             dim,
             centers,
             metric,
-            &[],
         )
     }
 
@@ -299,19 +251,6 @@ impl IvfGpu {
     /// coarse score: the final assignment of an index build. A NaN or infinite value is
     /// an error naming its row (found on the device).
     pub fn assign_rows(&self, base: &Matrix, centers: &[f32], metric: Metric) -> Result<Vec<u32>> {
-        self.assign_rows_penalised(base, centers, metric, &[])
-    }
-
-    /// [`IvfGpu::assign_rows`] with each centre's squared-L2 score raised by `penalty`
-    /// (the size penalties of [`Trained`]; ignored for other metrics or when empty), so
-    /// that the lists come out as balanced as training left them.
-    pub fn assign_rows_penalised(
-        &self,
-        base: &Matrix,
-        centers: &[f32],
-        metric: Metric,
-        penalty: &[f32],
-    ) -> Result<Vec<u32>> {
         let rows = self.gpu.upload(&base.bytes)?;
         self.assign_uploaded(
             &rows.slice(0..base.bytes.len()),
@@ -319,7 +258,6 @@ impl IvfGpu {
             base.dim,
             centers,
             metric,
-            penalty,
         )
     }
 
@@ -330,19 +268,13 @@ impl IvfGpu {
         dim: usize,
         centers: &[f32],
         metric: Metric,
-        penalty: &[f32],
     ) -> Result<Vec<u32>> {
         let metric = match metric {
             Metric::L2Sqrt => Metric::L2,
             m => m,
         };
         let gpu = &self.gpu;
-        let mut dev = DeviceCenters::upload(gpu, centers, dim, metric)?;
-        if metric == Metric::L2 && penalty.len() == dev.n {
-            let mut norms = gpu.download(&dev.norms)?;
-            norms.iter_mut().zip(penalty).for_each(|(n, p)| *n += p);
-            gpu.upload_into(&norms, &mut dev.norms)?;
-        }
+        let dev = DeviceCenters::upload(gpu, centers, dim, metric)?;
         let n = rows.len() * std::mem::size_of::<T>() / (dim * dtype.size()).max(1);
         let mut labels = gpu.alloc::<i64>(n.max(1))?;
         let mut bad = gpu.upload(&[0i32])?;
@@ -364,34 +296,6 @@ impl IvfGpu {
         }
         Ok(labels.iter().map(|&l| l.max(0) as u32).collect())
     }
-}
-
-/// Trained centres, and the size penalty of each (0 where none was learnt).
-#[derive(Debug, Clone)]
-pub struct Trained {
-    /// `k × dim` centres.
-    pub centers: Vec<f32>,
-    /// What the balanced assignment adds to each centre's squared-L2 score.
-    pub penalty: Vec<f32>,
-}
-
-/// Mean squared distance from a sample of the points to their assigned centres.
-fn mean_sq_distance(train: &[f32], centers: &[f32], labels: &[i64], dim: usize) -> f32 {
-    let n = labels.len();
-    let step = (n / 4096).max(1);
-    let (mut sum, mut count) = (0f64, 0usize);
-    for i in (0..n).step_by(step) {
-        let c = labels[i].max(0) as usize;
-        let x = &train[i * dim..(i + 1) * dim];
-        let m = &centers[c * dim..(c + 1) * dim];
-        sum += x
-            .iter()
-            .zip(m)
-            .map(|(a, b)| f64::from(a - b).powi(2))
-            .sum::<f64>();
-        count += 1;
-    }
-    (sum / count.max(1) as f64) as f32
 }
 
 /// Splits `total` among groups in proportion to `sizes` (largest remainders), each
