@@ -6,9 +6,12 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup-cuda.sh
+# NVRTC and nvJitLink of several CUDA 13 releases, for the toolkit matrix test.
+scripts/setup-toolkit-matrix.sh
+export LTOKIT_TOOLKIT_MATRIX="$root/.cuda/matrix"
 # The compiler libraries were just installed: a test that finds them missing fails
 # rather than skips.
-export LTOKIT_TEST_REQUIRE_TOOLKIT=1
+export LTOKIT_TEST_REQUIRE_TOOLKIT=1 LTOKIT_TEST_REQUIRE_MATRIX=1
 cargo fmt --all -- --check
 # The fuzz workspace's lock file must match its dependencies (fuzzing would rewrite it).
 cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null

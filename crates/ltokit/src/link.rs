@@ -120,7 +120,7 @@ impl<'a> LinkInput<'a> {
             what: "not LTO-IR, a fatbin, a cubin, PTX, an ELF object or an ar archive".into(),
         })?;
         let producer = match format {
-            InputFormat::LtoIr => ltoir::header_version(&data).and_then(ltoir::producer_of),
+            InputFormat::LtoIr => ltoir::producer_of_ir(&data),
             _ => None,
         };
         Ok(LinkInput {
@@ -223,7 +223,7 @@ fn check_input(input: &LinkInput<'_>, target: &Target, linker: Version) -> Resul
         InputFormat::LtoIr => {
             let producer = input
                 .producer
-                .or_else(|| ltoir::header_version(&input.data).and_then(ltoir::producer_of));
+                .or_else(|| ltoir::producer_of_ir(&input.data));
             if let Some(producer) = producer {
                 check_producer(&input.name, producer, linker)?;
             }

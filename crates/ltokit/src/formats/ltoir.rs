@@ -1,7 +1,8 @@
 //! Facts about LTO-IR blobs read from their header, without NVIDIA's tools.
 //!
 //! LTO-IR starts with the magic `ed 43 4e 7f`; bytes 4 and 5 are its container version
-//! (1.65 from CUDA 13.0, 1.67 from 13.5), which gives a cheap producer check before
+//! (1.65 from CUDA 13.0, 1.67 from 13.3 and 13.5) and bytes 6 and 7 a finer version that
+//! grows with each release (2.98, 2.115, 2.131), which gives a cheap producer check before
 //! nvJitLink is asked to link it.
 
 use crate::version::Version;
@@ -9,10 +10,12 @@ use crate::version::Version;
 /// The first four bytes of every LTO-IR blob.
 pub const MAGIC: [u8; 4] = [0xed, 0x43, 0x4e, 0x7f];
 
-/// IR container versions and the CUDA release that produces them (measured).
-const KNOWN_PRODUCERS: &[((u16, u16), Version)] = &[
-    ((1, 65), Version::new(13, 0)),
-    ((1, 67), Version::new(13, 5)),
+/// IR header bytes 4–7 and the CUDA release whose NVRTC writes them, in increasing order
+/// (measured on the pip wheels 13.0.88, 13.3.33 and 13.5.37 by the toolkit matrix test).
+const KNOWN_PRODUCERS: &[([u8; 4], Version)] = &[
+    ([1, 65, 2, 98], Version::new(13, 0)),
+    ([1, 67, 2, 115], Version::new(13, 3)),
+    ([1, 67, 2, 131], Version::new(13, 5)),
 ];
 
 /// True when `data` starts with the LTO-IR magic.
@@ -28,11 +31,28 @@ pub fn header_version(data: &[u8]) -> Option<(u16, u16)> {
     Some((u16::from(data[4]), u16::from(data[5])))
 }
 
-/// The CUDA release known to produce IR of this container version, if known.
+/// The oldest CUDA release known to write IR of this container version (bytes 4–5 only,
+/// as fatbin entry headers record it). A lower bound: never refuses a pair that links.
 pub fn producer_of(version: (u16, u16)) -> Option<Version> {
     KNOWN_PRODUCERS
         .iter()
-        .find(|(v, _)| *v == version)
+        .find(|(v, _)| (u16::from(v[0]), u16::from(v[1])) == version)
+        .map(|(_, producer)| *producer)
+}
+
+/// The newest CUDA release known to write IR no newer than this blob's header (bytes
+/// 4–7 compared in order): the producer itself when its release was measured, else a
+/// lower bound, so that the check never refuses IR that a linker could link (nvJitLink's
+/// own version check catches the rest). `None` for IR older than every known release.
+pub fn producer_of_ir(data: &[u8]) -> Option<Version> {
+    if !is_ltoir(data) || data.len() < 8 {
+        return None;
+    }
+    let key = [data[4], data[5], data[6], data[7]];
+    KNOWN_PRODUCERS
+        .iter()
+        .rev()
+        .find(|(v, _)| *v <= key)
         .map(|(_, producer)| *producer)
 }
 

@@ -262,7 +262,11 @@ pub fn report() -> Vec<LibraryReport> {
                 l.path().to_owned(),
                 l.origin(),
                 l.version(),
-                Some(format!("symbols: {}", l.symbol_flavour())),
+                Some(format!(
+                    "symbols: {}; links for: {}",
+                    l.symbol_flavour(),
+                    l.supported_targets().join(", ")
+                )),
             )
         }),
         row("nvFatbin", nvfatbin::NvFatbin::get(), |l| {
