@@ -300,20 +300,13 @@ fn bundle_build_refuses_a_plan_missing_the_fragment_for_a_required_symbol() {
         return;
     }
     let dir = scratch("spec-symbols");
-    let spec = r#"{
-      "name": "broken",
-      "fragments": [
-        { "name": "entry", "role": "entry", "source": "entry.cu", "exports": ["ltk_demo"],
-          "requires": ["ltk_transform", "ltk_combine"] },
-        { "name": "transform", "source": "transform.cu", "exports": ["ltk_transform"] },
-        { "name": "combine", "source": "combine.cu", "exports": ["ltk_combine"] }
-      ],
-      "plans": [
+    let spec = demo_spec(
+        &dir,
+        "broken",
+        r#"
         { "name": "good", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform", "combine"] },
-        { "name": "forgot_combine", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform"] }
-      ]
-    }"#;
-    let spec = demo_spec(&dir, spec);
+        { "name": "forgot_combine", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform"] }"#,
+    );
     let out_file = dir.join("b.ltkb");
     let out = ltokit(&[
         "bundle",

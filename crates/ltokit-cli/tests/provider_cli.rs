@@ -8,21 +8,14 @@ use common::{bench_cache, demo_spec, repo, run, scratch, text};
 
 /// A copy of the demo bundle spec with two extra plans that declare requirements.
 fn bundle_with_requirements(dir: &Path) -> String {
-    let spec = r#"{
-      "name": "req",
-      "fragments": [
-        { "name": "entry", "role": "entry", "source": "entry.cu", "exports": ["ltk_demo"],
-          "requires": ["ltk_transform", "ltk_combine"] },
-        { "name": "transform", "source": "transform.cu", "exports": ["ltk_transform"] },
-        { "name": "combine", "source": "combine.cu", "exports": ["ltk_combine"] }
-      ],
-      "plans": [
+    let spec = demo_spec(
+        dir,
+        "req",
+        r#"
         { "name": "plain", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform", "combine"] },
         { "name": "needs_sm100", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform", "combine"], "options": ["-O0"], "min_arch": 100 },
-        { "name": "needs_a", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform", "combine"], "arch_specific": true }
-      ]
-    }"#;
-    let spec = demo_spec(dir, spec);
+        { "name": "needs_a", "kernel": "ltk_demo", "entry": "entry", "fragments": ["transform", "combine"], "arch_specific": true }"#,
+    );
     let out = dir.join("req.ltkb");
     let o = run(
         &[

@@ -96,13 +96,26 @@ pub fn bench_cache(
     run(&args, env)
 }
 
-/// Copies the demo kernel's three sources into `dir` beside a bundle spec `spec` (JSON);
-/// returns the spec's path.
-pub fn demo_spec(dir: &std::path::Path, spec: &str) -> PathBuf {
+/// Copies the demo kernel's three sources into `dir` beside a bundle spec named `name`
+/// with their three fragments (entry `ltk_demo`, `transform`, `combine`) and the plans
+/// `plans` (a JSON array's items); returns the spec's path.
+pub fn demo_spec(dir: &std::path::Path, name: &str, plans: &str) -> PathBuf {
     let src = repo().join("crates/ltokit-demo/kernels/demo");
     for f in ["entry.cu", "transform.cu", "combine.cu"] {
         std::fs::copy(src.join(f), dir.join(f)).unwrap();
     }
+    let spec = format!(
+        r#"{{
+      "name": "{name}",
+      "fragments": [
+        {{ "name": "entry", "role": "entry", "source": "entry.cu", "exports": ["ltk_demo"],
+          "requires": ["ltk_transform", "ltk_combine"] }},
+        {{ "name": "transform", "source": "transform.cu", "exports": ["ltk_transform"] }},
+        {{ "name": "combine", "source": "combine.cu", "exports": ["ltk_combine"] }}
+      ],
+      "plans": [{plans}]
+    }}"#
+    );
     let path = dir.join("spec.json");
     std::fs::write(&path, spec).unwrap();
     path
