@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, DeviceRepr, LaunchArgs, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaModule, DeviceRepr, DeviceSlice, LaunchArgs, PushKernelArg,
     ValidAsZeroBits,
 };
 
@@ -151,6 +151,7 @@ enum Pushed {
         elem: Option<Elem>,
         len: usize,
         writable: bool,
+        context: sys::CUcontext,
     },
     Scalar(Param, Option<i128>),
 }
@@ -497,11 +498,18 @@ impl<'a> Launch<'a> {
         }
     }
 
-    fn buffer_arg(mut self, elem: Option<Elem>, len: usize, writable: bool) -> Self {
+    fn buffer_arg(
+        mut self,
+        elem: Option<Elem>,
+        len: usize,
+        writable: bool,
+        stream: &Arc<CudaStream>,
+    ) -> Self {
         self.pushed.push(Pushed::Buffer {
             elem,
             len,
             writable,
+            context: stream.context().cu_ctx(),
         });
         self
     }
@@ -509,27 +517,27 @@ impl<'a> Launch<'a> {
     /// Passes a device buffer the kernel only reads.
     pub fn buffer<T: DeviceElem>(mut self, buffer: &'a CudaSlice<T>) -> Self {
         self.args.arg(buffer);
-        self.buffer_arg(Some(T::ELEM), buffer.len(), false)
+        self.buffer_arg(Some(T::ELEM), buffer.len(), false, buffer.stream())
     }
 
     /// Passes a view of a device buffer the kernel only reads.
     pub fn view<'v: 'a, T: DeviceElem>(mut self, view: &'a CudaView<'v, T>) -> Self {
         self.args.arg(view);
-        self.buffer_arg(Some(T::ELEM), view.len(), false)
+        self.buffer_arg(Some(T::ELEM), view.len(), false, DeviceSlice::stream(view))
     }
 
     /// Passes a device buffer the kernel writes.
     pub fn buffer_mut<T: DeviceElem>(mut self, buffer: &'a mut CudaSlice<T>) -> Self {
-        let len = buffer.len();
+        let (len, stream) = (buffer.len(), Arc::clone(buffer.stream()));
         self.args.arg(buffer);
-        self.buffer_arg(Some(T::ELEM), len, true)
+        self.buffer_arg(Some(T::ELEM), len, true, &stream)
     }
 
     /// Passes a mutable view of a device buffer the kernel writes.
     pub fn view_mut<'v: 'a, T: DeviceElem>(mut self, view: &'a mut CudaViewMut<'v, T>) -> Self {
-        let len = view.len();
+        let (len, stream) = (view.len(), Arc::clone(DeviceSlice::stream(view)));
         self.args.arg(view);
-        self.buffer_arg(Some(T::ELEM), len, true)
+        self.buffer_arg(Some(T::ELEM), len, true, &stream)
     }
 
     /// Passes a scalar by value.
@@ -549,7 +557,15 @@ impl<'a> Launch<'a> {
                 signature.len()
             ));
         }
+        let kernel_context = self.kernel.context.cu_ctx();
         for (i, (declared, pushed)) in signature.iter().zip(&self.pushed).enumerate() {
+            if let Pushed::Buffer { context, .. } = pushed {
+                if *context != kernel_context {
+                    return Some(format!(
+                        "argument {i}: a buffer of another context (another GPU?) than the kernel's"
+                    ));
+                }
+            }
             let problem = match (*declared, *pushed) {
                 (Param::Ptr, Pushed::Buffer { .. }) => None,
                 (Param::Buffer(elem, extent), Pushed::Buffer { elem: got, len, .. })
@@ -559,6 +575,7 @@ impl<'a> Launch<'a> {
                         elem: got,
                         len,
                         writable: true,
+                        ..
                     },
                 ) => {
                     if got != Some(elem) {
@@ -604,7 +621,8 @@ impl<'a> Launch<'a> {
     /// arguments against the declared signature (itself checked against the parameter
     /// sizes the cubin records when the kernel was loaded), each typed buffer's element
     /// type and length against what is declared, that written buffers were passed as
-    /// such, that the stream belongs to the kernel's context, and the launch shape. A
+    /// such, that the stream and every buffer belong to the kernel's context, and the
+    /// launch shape. A
     /// mismatch is an error and nothing runs.
     ///
     /// # Safety
