@@ -176,23 +176,36 @@ impl IvfGpu {
         unsafe { launch.run() }
     }
 
-    /// Nearest centre (squared L2) of each point: the k-means assignment.
-    pub fn assign(&self, points: &[f32], centers: &[f32], dim: usize) -> Result<Vec<u32>> {
-        let c = DeviceCenters::upload(&self.gpu, centers, dim, Metric::L2)?;
-        let nq = points.len() / dim.max(1);
-        let p = self.gpu.upload(points)?;
-        let mut out = self.gpu.alloc::<i64>(nq.max(1))?;
-        let mut bad = self.gpu.upload(&[0i32])?;
+    /// The `n_probes` best centres of each of the `n` rows of `rows` (stored as `dtype`),
+    /// on the host; a NaN or infinite value is an error naming its row (found by the
+    /// kernel, not by a host pass).
+    pub(crate) fn coarse_to_host<T: DeviceElem>(
+        &self,
+        centers: &DeviceCenters,
+        rows: &CudaView<'_, T>,
+        dtype: DType,
+        n: usize,
+        n_probes: usize,
+    ) -> Result<Vec<i64>> {
+        let gpu = &self.gpu;
+        let mut out = gpu.alloc::<i64>((n * n_probes).max(1))?;
+        let mut bad = gpu.upload(&[0i32])?;
         self.coarse(
-            &c,
-            &p.slice(0..points.len()),
-            DType::F32,
-            nq,
-            1,
-            &mut out.slice_mut(0..nq.max(1)),
+            centers,
+            rows,
+            dtype,
+            n,
+            n_probes,
+            &mut out.slice_mut(0..(n * n_probes).max(1)),
             &mut bad,
         )?;
-        let best = self.gpu.download_prefix(&out, nq)?;
-        Ok(best.iter().map(|&i| i.max(0) as u32).collect())
+        let ids = gpu.download_prefix(&out, n * n_probes)?;
+        if let Some(&b) = gpu.download(&bad)?.first().filter(|&&b| b > 0) {
+            return Err(Error::InvalidArgument(format!(
+                "vector {} has a NaN or infinite value; clean the data first",
+                b - 1
+            )));
+        }
+        Ok(ids)
     }
 }

@@ -273,27 +273,9 @@ impl IvfGpu {
             Metric::L2Sqrt => Metric::L2,
             m => m,
         };
-        let gpu = &self.gpu;
-        let dev = DeviceCenters::upload(gpu, centers, dim, metric)?;
+        let dev = DeviceCenters::upload(&self.gpu, centers, dim, metric)?;
         let n = rows.len() * std::mem::size_of::<T>() / (dim * dtype.size()).max(1);
-        let mut labels = gpu.alloc::<i64>(n.max(1))?;
-        let mut bad = gpu.upload(&[0i32])?;
-        self.coarse(
-            &dev,
-            rows,
-            dtype,
-            n,
-            1,
-            &mut labels.slice_mut(0..n.max(1)),
-            &mut bad,
-        )?;
-        let labels = gpu.download_prefix(&labels, n)?;
-        if let Some(&b) = gpu.download(&bad)?.first().filter(|&&b| b > 0) {
-            return Err(ltokit::Error::InvalidArgument(format!(
-                "vector {} has a NaN or infinite value; clean the data first",
-                b - 1
-            )));
-        }
+        let labels = self.coarse_to_host(&dev, rows, dtype, n, 1)?;
         Ok(labels.iter().map(|&l| l.max(0) as u32).collect())
     }
 }

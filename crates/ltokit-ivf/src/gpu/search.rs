@@ -300,21 +300,14 @@ impl GpuIndex {
     pub fn probes(&self, engine: &IvfGpu, queries: &Matrix, n_probes: usize) -> Result<Vec<i64>> {
         self.check_queries(queries)?;
         self.check_probes(n_probes)?;
-        let gpu = engine.gpu();
-        let nq = queries.rows;
-        let q = gpu.upload(&queries.bytes)?;
-        let mut out = gpu.alloc::<i64>((nq * n_probes).max(1))?;
-        let mut bad = gpu.upload(&[0i32])?;
-        engine.coarse(
+        let q = engine.gpu().upload(&queries.bytes)?;
+        engine.coarse_to_host(
             &self.centers,
             &q.slice(0..queries.bytes.len()),
             self.dtype,
-            nq,
+            queries.rows,
             n_probes,
-            &mut out.slice_mut(0..(nq * n_probes).max(1)),
-            &mut bad,
-        )?;
-        gpu.download_prefix(&out, nq * n_probes)
+        )
     }
 
     /// Searches with the given probes (tests compare against the CPU with the same probes).
