@@ -13,10 +13,10 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "fuzz: installing cargo-fuzz" >&2
   cargo install --quiet --locked cargo-fuzz
 fi
-for target in fatbin elf bundle ivf_files; do
+for target in fatbin elf bundle provider ivf_files; do
   corpus="fuzz/corpus/$target"
   mkdir -p "$corpus"
-  cp -n tests/fixtures/*.fatbin tests/fixtures/*.o tests/fixtures/*.cubin tests/fixtures/*.ltkb "$corpus"/ 2>/dev/null || true
+  cp -n tests/fixtures/*.fatbin tests/fixtures/*.o tests/fixtures/*.cubin tests/fixtures/*.ltkb tests/fixtures/*.ltkp "$corpus"/ 2>/dev/null || true
   echo "fuzz: $target for ${seconds}s" >&2
   cargo fuzz run --release "$target" "$corpus" -- -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 2>&1 \
     | grep -E "^(stat::number_of_executed_units|stat::new_units_added|==|SUMMARY|Done)" || true

@@ -322,8 +322,8 @@ fn compile_one(
         target: frag.target.to_string(),
         content_hash: Digest::of(&frag.ltoir),
         compile_key: key,
+        block: 0,
         offset: 0,
-        stored_bytes: 0,
         raw_bytes: 0,
     };
     Ok((record, frag.ltoir.into()))

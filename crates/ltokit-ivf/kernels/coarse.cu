@@ -1,5 +1,6 @@
 // Entry fragment: the coarse search, centres × queries as a tiled product with the
-// selection of each query's n_probes best centres fused.
+// selection of each query's n_probes best centres fused (one kernel ivf_coarse_c<CAP>_kernel per
+// top-k capacity).
 //
 // A block takes IVF_COARSE_Q queries, one warp each. The queries, converted to f32 from
 // their stored type, stay in shared memory; the centres stream through in tiles of 128
@@ -28,15 +29,20 @@ __device__ __forceinline__ float coarse_load(const unsigned char* q, long long j
     }
 }
 
-extern "C" __global__ void __launch_bounds__(32 * IVF_COARSE_Q) ivf_coarse(
-    const unsigned char* __restrict__ queries, int nq, int dim, int dtype, int metric,
-    const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers,
-    int n_probes, long long* __restrict__ out_probes, int* __restrict__ bad_query)
+#define IVF_COARSE_PARAMS                                                                 \
+    const unsigned char* __restrict__ queries, int nq, int dim, int dtype, int metric,    \
+    const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers, \
+    int n_probes, long long* __restrict__ out_probes, int* __restrict__ bad_query
+#define IVF_COARSE_ARGS queries, nq, dim, dtype, metric, centers, center_norms, n_centers, \
+    n_probes, out_probes, bad_query
+
+template <int CAP>
+__device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     long long* wid = reinterpret_cast<long long*>(smem_raw);                       // [Q][CAP]
-    float* wd = reinterpret_cast<float*>(wid + IVF_COARSE_Q * IVF_CAPACITY);        // [Q][CAP]
-    float* cs = wd + IVF_COARSE_Q * IVF_CAPACITY;                                   // [C][K+1]
+    float* wd = reinterpret_cast<float*>(wid + IVF_COARSE_Q * CAP);        // [Q][CAP]
+    float* cs = wd + IVF_COARSE_Q * CAP;                                   // [C][K+1]
     float* qs = cs + IVF_COARSE_C * (IVF_COARSE_K + 1);                             // [Q][dim]
 
     const int warp = threadIdx.x / 32;
@@ -53,9 +59,9 @@ extern "C" __global__ void __launch_bounds__(32 * IVF_COARSE_Q) ivf_coarse(
         }
         qs[i] = v;
     }
-    float* d = wd + warp * IVF_CAPACITY;
-    long long* id = wid + warp * IVF_CAPACITY;
-    topk_init(d, id, lane);
+    float* d = wd + warp * CAP;
+    long long* id = wid + warp * CAP;
+    topk_init<CAP>(d, id, lane);
     const float inf = __int_as_float(0x7f800000);
     float thr = inf;
     const float* q = qs + warp * dim;
@@ -88,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(32 * IVF_COARSE_Q) ivf_coarse(
                 else if (metric == 1) s = -acc[r];
                 else s = cn > 0.f ? -acc[r] / cn : 0.f;
             }
-            thr = topk_offer(d, id, n_probes, lane, thr, s, s < inf ? (long long)c : -1);
+            thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, s < inf ? (long long)c : -1);
         }
     }
     if (q0 + warp < nq) {
@@ -96,3 +102,9 @@ extern "C" __global__ void __launch_bounds__(32 * IVF_COARSE_Q) ivf_coarse(
         for (int j = lane; j < n_probes; j += 32) out[j] = id[j] >= 0 ? id[j] : 0;
     }
 }
+
+#define IVF_COARSE_KERNEL(CAP)                                                              \
+    extern "C" __global__ void __launch_bounds__(32 * IVF_COARSE_Q) ivf_coarse_c##CAP##_kernel(IVF_COARSE_PARAMS) { \
+        ivf_coarse_body<CAP>(IVF_COARSE_ARGS);                                                \
+    }
+IVF_FOR_EACH_CAPACITY(IVF_COARSE_KERNEL)

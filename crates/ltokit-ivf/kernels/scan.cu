@@ -1,4 +1,5 @@
-// Entry fragment: the IVF-Flat interleaved scan with a fused per-block top-k.
+// Entry fragment: the IVF-Flat interleaved scan with a fused per-block top-k, one kernel
+// ivf_scan_c<CAP>_kernel per top-k capacity.
 // Block (x, query q) scans the lists probes[q * n_probes + p] for p in
 // [x * probes_per_block, (x + 1) * probes_per_block) one after the other (short lists: the
 // query is staged once and the top-k carries over); each of its 4 warps takes 32-row
@@ -11,18 +12,23 @@
 
 #define IVF_WARPS 4
 
-extern "C" __global__ void __launch_bounds__(128) ivf_scan(
-    const unsigned char* __restrict__ queries, int dim, int n_probes, int probes_per_block,
-    const long long* __restrict__ probes,
-    const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset,
-    const int* __restrict__ list_size, const long long* __restrict__ ids,
-    const unsigned int* __restrict__ filter, long long filter_words, int query_base,
-    int k, float* __restrict__ out_d, long long* __restrict__ out_id)
+#define IVF_SCAN_PARAMS                                                                          \
+    const unsigned char* __restrict__ queries, int dim, int n_probes, int probes_per_block,   \
+    const long long* __restrict__ probes,                                                     \
+    const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset, \
+    const int* __restrict__ list_size, const long long* __restrict__ ids,                     \
+    const unsigned int* __restrict__ filter, long long filter_words, int query_base,          \
+    int k, float* __restrict__ out_d, long long* __restrict__ out_id
+#define IVF_SCAN_ARGS queries, dim, n_probes, probes_per_block, probes, data, elem_bytes, \
+    list_offset, list_size, ids, filter, filter_words, query_base, k, out_d, out_id
+
+template <int CAP>
+__device__ __forceinline__ void ivf_scan_body(IVF_SCAN_PARAMS)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     long long* wid = reinterpret_cast<long long*>(smem_raw);                // [WARPS][CAP]
-    float* wd = reinterpret_cast<float*>(wid + IVF_WARPS * IVF_CAPACITY);   // [WARPS][CAP]
-    unsigned char* q = reinterpret_cast<unsigned char*>(wd + IVF_WARPS * IVF_CAPACITY); // [dim] staged
+    float* wd = reinterpret_cast<float*>(wid + IVF_WARPS * CAP);   // [WARPS][CAP]
+    unsigned char* q = reinterpret_cast<unsigned char*>(wd + IVF_WARPS * CAP); // [dim] staged
     __shared__ float qnorm_parts[IVF_WARPS];
 
     const int qi = blockIdx.y;
@@ -34,9 +40,9 @@ extern "C" __global__ void __launch_bounds__(128) ivf_scan(
     float part = ivf_stage_query(qsrc, q, dim, threadIdx.x, blockDim.x);
     for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(IVF_FULL, part, off);
     if (lane == 0) qnorm_parts[warp] = part;
-    float* d = wd + warp * IVF_CAPACITY;
-    long long* id = wid + warp * IVF_CAPACITY;
-    topk_init(d, id, lane);
+    float* d = wd + warp * CAP;
+    long long* id = wid + warp * CAP;
+    topk_init<CAP>(d, id, lane);
     __syncthreads();
     const float qnorm2 = qnorm_parts[0] + qnorm_parts[1] + qnorm_parts[2] + qnorm_parts[3];
 
@@ -59,22 +65,26 @@ extern "C" __global__ void __launch_bounds__(128) ivf_scan(
                     s = ivf_score(acc, qnorm2, xn);
                 }
             }
-            thr = topk_offer(d, id, k, lane, thr, s, sid);
+            thr = topk_offer<CAP>(d, id, k, lane, thr, s, sid);
         }
     }
     __syncthreads();
     if (warp == 0) {
         for (int w = 1; w < IVF_WARPS; ++w) {
-            const float* od = wd + w * IVF_CAPACITY;
-            const long long* oi = wid + w * IVF_CAPACITY;
+            const float* od = wd + w * CAP;
+            const long long* oi = wid + w * CAP;
             for (int base = 0; base < k; base += 32) {
                 int j = base + lane;
                 float s = j < k ? od[j] : inf;
                 long long sid = j < k ? oi[j] : -1;
-                thr = topk_offer(d, id, k, lane, thr, s, sid);
+                thr = topk_offer<CAP>(d, id, k, lane, thr, s, sid);
             }
         }
         long long out = ((long long)qi * gridDim.x + blockIdx.x) * k;
         for (int j = lane; j < k; j += 32) { out_d[out + j] = d[j]; out_id[out + j] = id[j]; }
     }
 }
+
+#define IVF_SCAN_KERNEL(CAP) \
+    extern "C" __global__ void __launch_bounds__(128) ivf_scan_c##CAP##_kernel(IVF_SCAN_PARAMS) { ivf_scan_body<CAP>(IVF_SCAN_ARGS); }
+IVF_FOR_EACH_CAPACITY(IVF_SCAN_KERNEL)

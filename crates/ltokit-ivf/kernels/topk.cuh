@@ -1,37 +1,44 @@
-// A warp's running top-k: a sorted (ascending) list of IVF_CAPACITY (score, id) pairs in
-// shared memory, padded with +inf. Insertions are done by the whole warp in parallel.
+// A warp's running top-k: a sorted (ascending) list of CAP (score, id) pairs in shared
+// memory, padded with +inf. Insertions are done by the whole warp in parallel.
+//
+// Each entry fragment instantiates its kernel once per capacity (IVF_FOR_EACH_CAPACITY),
+// named <kernel>_c<CAP>_kernel; a plan links one of them (nvJitLink -kernels-used drops
+// the rest; it matches names by prefix, hence the suffix: ivf_scan_c1 would keep c16,
+// c128 and c1024 too). One module of all capacities stores the shared code once, where one fragment
+// per capacity stored it eleven times.
 #pragma once
 
-#ifndef IVF_CAPACITY
-#error "compile with -DIVF_CAPACITY=<power of two>"
-#endif
-
 #define IVF_FULL 0xffffffffu
-#define IVF_PER_LANE ((IVF_CAPACITY + 31) / 32)
 
+// Calls X(CAP) for every top-k capacity (powers of two up to the largest k, 1024).
+#define IVF_FOR_EACH_CAPACITY(X) X(1) X(2) X(4) X(8) X(16) X(32) X(64) X(128) X(256) X(512) X(1024)
+
+template <int CAP>
 __device__ __forceinline__ void topk_init(float* d, long long* id, int lane) {
-    for (int j = lane; j < IVF_CAPACITY; j += 32) { d[j] = __int_as_float(0x7f800000); id[j] = -1; }
+    for (int j = lane; j < CAP; j += 32) { d[j] = __int_as_float(0x7f800000); id[j] = -1; }
     __syncwarp();
 }
 
 // Inserts (s, sid) into the first `k` entries if it beats the k-th; all lanes call it with
 // the same arguments. Returns the new k-th score.
+template <int CAP>
 __device__ __forceinline__ float topk_insert(float* d, long long* id, int k, int lane, float s, long long sid) {
+    constexpr int PER_LANE = (CAP + 31) / 32;
     int below = 0;
     for (int j = lane; j < k; j += 32) below += (d[j] <= s) ? 1 : 0;
     for (int off = 16; off > 0; off >>= 1) below += __shfl_xor_sync(IVF_FULL, below, off);
     int pos = below;
     if (pos < k) {
-        float od[IVF_PER_LANE];
-        long long oi[IVF_PER_LANE];
+        float od[PER_LANE];
+        long long oi[PER_LANE];
         #pragma unroll
-        for (int r = 0; r < IVF_PER_LANE; ++r) {
+        for (int r = 0; r < PER_LANE; ++r) {
             int j = lane + 32 * r;
             if (j > pos && j < k) { od[r] = d[j - 1]; oi[r] = id[j - 1]; }
         }
         __syncwarp();
         #pragma unroll
-        for (int r = 0; r < IVF_PER_LANE; ++r) {
+        for (int r = 0; r < PER_LANE; ++r) {
             int j = lane + 32 * r;
             if (j > pos && j < k) { d[j] = od[r]; id[j] = oi[r]; }
             if (j == pos) { d[j] = s; id[j] = sid; }
@@ -42,6 +49,7 @@ __device__ __forceinline__ float topk_insert(float* d, long long* id, int k, int
 }
 
 // Offers one candidate per lane; the warp inserts those that beat the current k-th.
+template <int CAP>
 __device__ __forceinline__ float topk_offer(float* d, long long* id, int k, int lane, float thr, float s, long long sid) {
     unsigned m = __ballot_sync(IVF_FULL, s < thr);
     while (m) {
@@ -49,7 +57,7 @@ __device__ __forceinline__ float topk_offer(float* d, long long* id, int k, int 
         m &= m - 1;
         float cs = __shfl_sync(IVF_FULL, s, src);
         long long cid = __shfl_sync(IVF_FULL, sid, src);
-        if (cs < thr) thr = topk_insert(d, id, k, lane, cs, cid);
+        if (cs < thr) thr = topk_insert<CAP>(d, id, k, lane, cs, cid);
     }
     return thr;
 }

@@ -30,26 +30,32 @@ fn every_variant_has_its_own_plans_with_the_right_fragments() {
                     for k in [1, 2, 10, 33, 100, 256, 300, 1024] {
                         let (scan, merge) = plan_names(dtype, width, metric, filter, k).unwrap();
                         let plan = b.plan(&scan, target).unwrap();
-                        assert_eq!(plan.kernel(), "ivf_scan");
-                        // The plan links the fragments this variant needs: an entry whose
-                        // top-k capacity holds k, the distance of this type, width and
-                        // metric, this metric and this filter.
+                        let cap = capacity(k).unwrap();
+                        // The kernel of the capacity that holds k, and only it is linked.
+                        let kernel = format!("ivf_scan_c{cap}_kernel");
+                        assert_eq!(plan.kernel(), kernel);
+                        assert!(plan.options().contains(&format!("-kernels-used={kernel}")));
+                        // The plan links the fragments this variant needs: the scan entry,
+                        // the distance of this type, width and metric, this metric and
+                        // this filter.
                         let names: Vec<&str> =
                             plan.inputs().iter().map(|i| i.name.as_str()).collect();
-                        let cap = capacity(k).unwrap();
                         assert!(cap >= k && cap < 2 * k.max(8), "capacity {cap} for k {k}");
                         let v = if width == 1 { "v1" } else { "vmax" };
                         assert_eq!(
                             names,
                             [
-                                format!("scan_c{cap}"),
+                                "scan".to_string(),
                                 format!("dist_{}_{v}_{}", dtype.name(), metric.name()),
                                 format!("metric_{}", metric.name()),
                                 format!("filter_{}", filter.name()),
                             ],
                             "{scan}"
                         );
-                        assert_eq!(b.plan(&merge, target).unwrap().kernel(), "ivf_merge");
+                        assert_eq!(
+                            b.plan(&merge, target).unwrap().kernel(),
+                            format!("ivf_merge_c{cap}_kernel")
+                        );
                         // No two variants that differ in what they compute share a plan.
                         let variant = (dtype, width, metric, filter.name(), cap);
                         assert_eq!(

@@ -14,8 +14,8 @@ fn record(name: &str, role: Role) -> FragmentRecord {
         target: "lto_75".into(),
         content_hash: Digest::of(b""),
         compile_key: Digest::of(name.as_bytes()),
+        block: 0,
         offset: 0,
-        stored_bytes: 0,
         raw_bytes: 0,
     }
 }
@@ -171,4 +171,34 @@ fn inconsistent_manifests_are_refused_when_written() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("twice"), "{err}");
+}
+
+#[test]
+fn kernels_used_options_must_name_the_kernel_and_no_prefix_of_another() {
+    let ir = [0xed, 0x43, 0x4e, 0x7f, 1, 65, 0];
+    let write = |kernel: &str, options: &[&str]| {
+        let mut entry = record("entry", Role::Entry);
+        entry.exports = vec!["scan_c1".into(), "scan_c16".into(), "scan_c2_kernel".into()];
+        let plans = vec![PlanRecord {
+            name: "p".into(),
+            kernel: kernel.into(),
+            entry: "entry".into(),
+            options: options.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }];
+        Bundle::write("t", vec![entry], plans, &[&ir])
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert!(write("scan_c2_kernel", &["-O3", "-kernels-used=scan_c2_kernel"]).is_ok());
+    assert!(write("scan_c16", &["-kernels-used=scan_c16"]).is_ok());
+    let err = write("scan_c1", &["-kernels-used=scan_c1"]).unwrap_err();
+    assert!(
+        err.contains(
+            "-kernels-used=scan_c1 also keeps scan_c16 (nvJitLink matches kernel names by prefix)"
+        ),
+        "{err}"
+    );
+    let err = write("scan_c16", &["-kernels-used=scan_c2_kernel"]).unwrap_err();
+    assert!(err.contains("leave out its own kernel scan_c16"), "{err}");
 }

@@ -32,19 +32,22 @@ pub fn inspect(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "bundle {} ({}): {} fragments, {} plans",
+        "bundle {} ({}): {} fragments, {} plans; LTO-IR {} bytes in {} solid block(s) of {} bytes",
         m.name,
         path.display(),
         m.fragments.len(),
-        m.plans.len()
+        m.plans.len(),
+        m.raw_bytes(),
+        m.blocks.len(),
+        m.stored_bytes()
     );
     for f in &m.fragments {
         outln!(
-            "  {:<24} {:<6} {:<8} {:>7} → {:>7} bytes  NVRTC {}  exports {}",
+            "  {:<24} {:<6} {:<8} block {:<3} {:>7} bytes  NVRTC {}  exports {}",
             f.name,
             format!("{:?}", f.role).to_lowercase(),
             f.target,
-            f.stored_bytes,
+            f.block,
             f.raw_bytes,
             f.producer,
             f.exports.join(",")

@@ -38,8 +38,7 @@ pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
     let config = CacheConfig::from_env()?;
     let b = bundle()?;
     let m = b.manifest();
-    let raw: u64 = m.fragments.iter().map(|f| f.raw_bytes).sum();
-    let stored: u64 = m.fragments.iter().map(|f| f.stored_bytes).sum();
+    let (raw, stored) = (m.raw_bytes(), m.stored_bytes());
     outln!(
         "IVF-Flat kernels: {} LTO-IR fragments ({} of IR, {} compressed) make {} plans (data type × vector width × metric × filter × top-k capacity); the bundle file with its manifest is {}",
         m.fragments.len(),

@@ -74,6 +74,78 @@ pub enum ProviderCommand {
     },
     /// List the providers found and which local GPU each serves.
     List,
+    /// Serve one entry as a fresh process would — open the file, decompress and verify
+    /// the entry — and print how long each step took (JSON).
+    Read {
+        /// The provider.
+        provider: PathBuf,
+        /// The entry's plan name (default: the entry read last in the largest block,
+        /// the slowest to serve).
+        #[arg(long)]
+        plan: Option<String>,
+        /// Where to write the cubin.
+        #[arg(short = 'o')]
+        output: Option<PathBuf>,
+    },
+}
+
+/// What `ltokit provider read` measured.
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
+pub struct ReadTiming {
+    /// Plan name of the entry read, when known.
+    pub plan: Option<String>,
+    /// Size of the cubin.
+    pub raw_bytes: u64,
+    /// Raw size of the block it was decompressed from.
+    pub block_raw_bytes: u64,
+    /// Reading the file and checking its header and manifest, in milliseconds.
+    pub open_ms: f64,
+    /// Decompressing and verifying the entry, in milliseconds.
+    pub entry_ms: f64,
+}
+
+fn read_entry(
+    path: &Path,
+    plan: Option<&str>,
+    output: Option<&Path>,
+) -> anyhow::Result<ReadTiming> {
+    let started = std::time::Instant::now();
+    let p = Provider::open(path)?;
+    let opened = started.elapsed();
+    let m = p.manifest();
+    let index = match plan {
+        Some(name) => m
+            .entries
+            .iter()
+            .position(|e| e.plan.as_deref() == Some(name))
+            .with_context(|| format!("{} has no entry for plan {name}", path.display()))?,
+        None => {
+            let largest = (0..m.blocks.len())
+                .max_by_key(|&b| m.blocks[b].raw_bytes)
+                .context("the provider has no entries")?;
+            m.entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.slot.block as usize == largest)
+                .max_by_key(|(_, e)| e.slot.offset)
+                .map(|(i, _)| i)
+                .context("the provider has no entries")?
+        }
+    };
+    let before_entry = std::time::Instant::now();
+    let cubin = p.entry_bytes(index)?;
+    let entry_time = before_entry.elapsed();
+    if let Some(out) = output {
+        write_file(out, &cubin)?;
+    }
+    let e = &m.entries[index];
+    Ok(ReadTiming {
+        plan: e.plan.clone(),
+        raw_bytes: cubin.len() as u64,
+        block_raw_bytes: m.blocks[e.slot.block as usize].raw_bytes,
+        open_ms: opened.as_secs_f64() * 1e3,
+        entry_ms: entry_time.as_secs_f64() * 1e3,
+    })
 }
 
 /// Runs a provider subcommand.
@@ -146,9 +218,18 @@ pub fn run(command: ProviderCommand) -> anyhow::Result<ExitCode> {
             if json {
                 outln!("{}", serde_json::to_string_pretty(m)?);
             } else {
-                let raw: u64 = m.entries.iter().map(|e| e.raw_bytes).sum();
-                let stored: u64 = m.entries.iter().map(|e| e.stored_bytes).sum();
-                outln!("provider {} for {}: {} cubins ({} raw, {} stored), nvJitLink {}, {} plans skipped", m.name, m.target, m.entries.len(), HumanBytes(raw), HumanBytes(stored), m.linker, m.skipped.len());
+                outln!(
+                    "provider {} for {}: {} cubins ({} raw, {} stored in {} blocks, format {}), nvJitLink {}, {} plans skipped",
+                    m.name,
+                    m.target,
+                    m.entries.len(),
+                    HumanBytes(m.raw_bytes()),
+                    HumanBytes(m.stored_bytes()),
+                    m.blocks.len(),
+                    p.format(),
+                    m.linker,
+                    m.skipped.len()
+                );
             }
         }
         ProviderCommand::Verify { provider } => {
@@ -177,6 +258,14 @@ pub fn run(command: ProviderCommand) -> anyhow::Result<ExitCode> {
             target,
             files,
         } => return install(all, minimal, &target, &files),
+        ProviderCommand::Read {
+            provider,
+            plan,
+            output,
+        } => {
+            let timing = read_entry(&provider, plan.as_deref(), output.as_deref())?;
+            outln!("{}", serde_json::to_string(&timing)?);
+        }
         ProviderCommand::List => {
             let gpus = local_gpus();
             let found = provider::discover(&provider::search_path());
@@ -338,11 +427,64 @@ struct ArchSize {
     target: String,
     cubins: usize,
     cubin_bytes: u64,
+    /// Format 2: solid blocks and a compressed manifest.
     provider_bytes: u64,
+    blocks: usize,
+    /// Format 1's payload: one zstd frame per cubin (its manifest not counted).
+    provider_per_entry_frames_bytes: u64,
+    /// Serving the slowest entry in a fresh process (median of 5): open, then entry.
+    first_entry_open_ms: f64,
+    first_entry_read_ms: f64,
+}
+
+/// Times `ltokit provider read` on `path` in `runs` fresh processes; medians of the
+/// open and entry times.
+fn time_first_entry(path: &Path, runs: usize) -> anyhow::Result<(f64, f64)> {
+    let exe = std::env::current_exe().context("finding the ltokit executable")?;
+    let mut open = Vec::new();
+    let mut entry = Vec::new();
+    for _ in 0..runs {
+        let out = std::process::Command::new(&exe)
+            .arg("provider")
+            .arg("read")
+            .arg(path)
+            .output()
+            .context("running `ltokit provider read`")?;
+        anyhow::ensure!(
+            out.status.success(),
+            "`ltokit provider read {}` failed: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let t: ReadTiming = serde_json::from_slice(&out.stdout)?;
+        open.push(t.open_ms);
+        entry.push(t.entry_ms);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Ok((median(&mut open), median(&mut entry)))
+}
+
+/// The payload size of `items` compressed one zstd frame each (format 1's layout).
+fn per_item_frames(items: &[&[u8]], jobs: usize) -> anyhow::Result<u64> {
+    let sizes = ltokit::parallel::try_map(items, jobs, |raw| {
+        zstd_frame_len(raw).map_err(|source| ltokit::Error::Compress {
+            what: format!("{} bytes", raw.len()),
+            source,
+        })
+    })?;
+    Ok(sizes.iter().sum())
+}
+
+fn zstd_frame_len(raw: &[u8]) -> std::io::Result<u64> {
+    Ok(zstd::bulk::compress(raw, 19)?.len() as u64)
 }
 
 /// `ltokit size-report`: the bundle, the same plans linked ahead of time for a list of
-/// architectures (one fatbin, raw and zstd), and one provider per architecture.
+/// architectures (one fatbin, raw and zstd), and one provider per architecture — each
+/// format beside the one before it, and the time to serve a provider's first entry.
 pub fn size_report(
     bundle_path: &Path,
     archs: &str,
@@ -351,27 +493,41 @@ pub fn size_report(
 ) -> anyhow::Result<ExitCode> {
     let bundle = Bundle::open(bundle_path)?;
     let m = bundle.manifest();
-    let ir_raw: u64 = m.fragments.iter().map(|f| f.raw_bytes).sum();
     let bundle_file = std::fs::metadata(bundle_path)?.len();
+    let fragments: Vec<std::sync::Arc<[u8]>> = (0..m.fragments.len())
+        .map(|i| bundle.fragment_bytes(i))
+        .collect::<Result<_, _>>()?;
+    let fragment_refs: Vec<&[u8]> = fragments.iter().map(|f| &f[..]).collect();
+    // Format 1: a pretty JSON manifest naming every fragment, one frame per fragment.
+    let bundle_v1 =
+        64 + serde_json::to_vec_pretty(m)?.len() as u64 + per_item_frames(&fragment_refs, jobs)?;
     let targets = archs
         .split(',')
         .map(|t| t.trim().parse::<Target>())
         .collect::<Result<Vec<_>, _>>()?;
+    let scratch = std::env::temp_dir().join(format!("ltokit-size-report-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
     let mut raw_fatbin = FatbinWriter::new();
     let mut zstd_fatbin = FatbinWriter::new();
     let mut per_arch = Vec::new();
     for target in &targets {
         let started = std::time::Instant::now();
         let linked = build::link_all(&bundle, *target, None, jobs, &|_| {})?;
-        let cubin_bytes: u64 = linked.entries.iter().map(|(_, c)| c.len() as u64).sum();
-        for (_, cubin) in &linked.entries {
-            raw_fatbin.add(EntryKind::Cubin, *target, cubin, Codec::None)?;
-            zstd_fatbin.add(EntryKind::Cubin, *target, cubin, Codec::Zstd)?;
+        let cubin_bytes: u64 = linked.entries.iter().map(|e| e.cubin.len() as u64).sum();
+        for e in &linked.entries {
+            raw_fatbin.add(EntryKind::Cubin, *target, &e.cubin, Codec::None)?;
+            zstd_fatbin.add(EntryKind::Cubin, *target, &e.cubin, Codec::Zstd)?;
         }
+        let cubins: Vec<&[u8]> = linked.entries.iter().map(|e| &e.cubin[..]).collect();
+        let frames = per_item_frames(&cubins, jobs)?;
         let n = linked.entries.len();
         let (provider_bytes, _) = build::from_linked(&bundle, *target, linked)?;
+        let file = scratch.join(format!("{target}.ltkp"));
+        write_file(&file, &provider_bytes)?;
+        let blocks = Provider::open(&file)?.manifest().blocks.len();
+        let (open_ms, read_ms) = time_first_entry(&file, 5)?;
         eprintln!(
-            "{target}: {n} cubins linked in {:.1} s",
+            "{target}: {n} cubins linked and packed in {:.1} s",
             started.elapsed().as_secs_f64()
         );
         per_arch.push(ArchSize {
@@ -379,25 +535,34 @@ pub fn size_report(
             cubins: n,
             cubin_bytes,
             provider_bytes: provider_bytes.len() as u64,
+            blocks,
+            provider_per_entry_frames_bytes: frames,
+            first_entry_open_ms: open_ms,
+            first_entry_read_ms: read_ms,
         });
     }
+    // Best effort: the scratch files are the report's own.
+    let _ = std::fs::remove_dir_all(&scratch);
     let fat_raw = raw_fatbin.finish().len() as u64;
     let fat_zstd = zstd_fatbin.finish().len() as u64;
     if json {
         let v = serde_json::json!({
             "bundle": bundle_path.display().to_string(), "fragments": m.fragments.len(), "plans": m.plans.len(),
-            "ltoir_raw_bytes": ir_raw, "bundle_file_bytes": bundle_file,
+            "ltoir_raw_bytes": m.raw_bytes(), "ltoir_stored_bytes": m.stored_bytes(),
+            "bundle_file_bytes": bundle_file, "bundle_format1_bytes": bundle_v1,
             "aot_fatbin_raw_bytes": fat_raw, "aot_fatbin_zstd_bytes": fat_zstd, "per_arch": per_arch,
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         outln!(
-            "bundle {}: {} fragments, {} plans: LTO-IR {} raw, {} file (zstd)",
+            "bundle {}: {} fragments, {} plans: LTO-IR {} raw, {} in solid blocks; file {} (format 1 would be {})",
             m.name,
             m.fragments.len(),
             m.plans.len(),
-            HumanBytes(ir_raw),
-            HumanBytes(bundle_file)
+            HumanBytes(m.raw_bytes()),
+            HumanBytes(m.stored_bytes()),
+            HumanBytes(bundle_file),
+            HumanBytes(bundle_v1)
         );
         outln!(
             "ahead of time for {}: one fatbin {} raw, {} zstd",
@@ -407,11 +572,15 @@ pub fn size_report(
         );
         for a in &per_arch {
             outln!(
-                "  {:<8} {:>5} cubins {:>10} raw   provider {:>10}",
+                "  {:<8} {:>5} cubins {:>10} raw   provider {:>10} in {} blocks (per-entry frames {:>10})   first entry {:.2} ms open + {:.2} ms read",
                 a.target,
                 a.cubins,
                 HumanBytes(a.cubin_bytes),
-                HumanBytes(a.provider_bytes)
+                HumanBytes(a.provider_bytes),
+                a.blocks,
+                HumanBytes(a.provider_per_entry_frames_bytes),
+                a.first_entry_open_ms,
+                a.first_entry_read_ms
             );
         }
     }

@@ -1,6 +1,8 @@
 //! The envelope shared by ltokit's manifest files (bundles, providers): a 64-byte header
 //! — 8-byte magic, `u32` format version, `u32` reserved, `u64` manifest length, 32-byte
-//! BLAKE3 of the manifest, `u64` payload length — then the JSON manifest, then the payload.
+//! BLAKE3 of the manifest, `u64` payload length — then the manifest, then the payload.
+//! What the manifest and payload hold is the file kind's business (bundles and providers
+//! of format 2: a zstd-compressed JSON manifest and solid blocks, `formats::blocks`).
 
 use crate::digest::Digest;
 
@@ -42,7 +44,33 @@ pub fn write(magic: &[u8; 8], version: u32, manifest: &[u8], payload: &[u8]) -> 
 /// Checks magic, version, sizes and the manifest digest of a file that should be a
 /// `what` (e.g. "bundle"); the error says what is wrong, for the caller to wrap.
 pub fn open(data: &[u8], magic: &[u8; 8], version: u32, what: &str) -> Result<Layout, String> {
-    if data.len() < HEADER_SIZE || &data[..8] != magic {
+    open_versions(data, magic, &[version], what).map(|(layout, _)| layout)
+}
+
+/// Like [`open`] for a reader of several format versions (the last is the newest);
+/// returns the layout and the file's version.
+pub fn open_versions(
+    data: &[u8],
+    magic: &[u8; 8],
+    versions: &[u32],
+    what: &str,
+) -> Result<(Layout, u32), String> {
+    let (layout, found) = parse_header(data, data.len() as u64, magic, versions, what)?;
+    check_manifest(data, layout.manifest(data))?;
+    Ok((layout, found))
+}
+
+/// Checks the header at the start of `prefix` (at least [`HEADER_SIZE`] bytes of a
+/// file of `file_len` bytes): magic, version and sizes. The manifest is checked
+/// separately ([`check_manifest`]), so that a reader can stop at the manifest.
+pub fn parse_header(
+    prefix: &[u8],
+    file_len: u64,
+    magic: &[u8; 8],
+    versions: &[u32],
+    what: &str,
+) -> Result<(Layout, u32), String> {
+    if prefix.len() < HEADER_SIZE || &prefix[..8] != magic {
         let name = String::from_utf8_lossy(magic)
             .trim_end_matches('\0')
             .to_string();
@@ -50,11 +78,22 @@ pub fn open(data: &[u8], magic: &[u8; 8], version: u32, what: &str) -> Result<La
             "the magic {name} is missing (not a {what}, or truncated)"
         ));
     }
-    let u64_at = |at: usize| u64::from_le_bytes(data[at..at + 8].try_into().unwrap_or([0; 8]));
-    let found = u32::from_le_bytes([data[8], data[9], data[10], data[11]]);
-    if found != version {
+    let u64_at = |at: usize| u64::from_le_bytes(prefix[at..at + 8].try_into().unwrap_or([0; 8]));
+    let found = u32::from_le_bytes([prefix[8], prefix[9], prefix[10], prefix[11]]);
+    if !versions.contains(&found) {
+        let newest = versions.last().copied().unwrap_or(0);
+        let why = if found > newest {
+            "written by a newer ltokit"
+        } else {
+            "written by an older ltokit"
+        };
         return Err(format!(
-            "format version {found}, this ltokit reads version {version}"
+            "format version {found} ({why}), this ltokit reads version {}",
+            versions
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" and ")
         ));
     }
     let manifest_len =
@@ -64,11 +103,10 @@ pub fn open(data: &[u8], magic: &[u8; 8], version: u32, what: &str) -> Result<La
     let expected = HEADER_SIZE
         .checked_add(manifest_len)
         .and_then(|n| n.checked_add(payload_len));
-    if expected != Some(data.len()) {
+    if expected.map(|n| n as u64) != Some(file_len) {
         return Err(format!(
-            "the header announces {} bytes, the file has {} (truncated or padded)",
+            "the header announces {} bytes, the file has {file_len} (truncated or padded)",
             expected.map_or("too many".into(), |n| n.to_string()),
-            data.len()
         ));
     }
     let layout = Layout {
@@ -76,55 +114,16 @@ pub fn open(data: &[u8], magic: &[u8; 8], version: u32, what: &str) -> Result<La
         payload_start: HEADER_SIZE + manifest_len,
         payload_len,
     };
-    if Digest::of(layout.manifest(data)).as_bytes()[..] != data[24..56] {
+    Ok((layout, found))
+}
+
+/// Checks `manifest` against the digest in `header` (a file's first [`HEADER_SIZE`]
+/// bytes, already accepted by [`parse_header`]).
+pub fn check_manifest(header: &[u8], manifest: &[u8]) -> Result<(), String> {
+    if header.len() < HEADER_SIZE || Digest::of(manifest).as_bytes()[..] != header[24..56] {
         return Err("the manifest digest does not match (the file is corrupt)".into());
     }
-    Ok(layout)
-}
-
-/// Where one zstd frame of a payload lies, and what it decodes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Frame {
-    /// Offset in the payload.
-    pub offset: u64,
-    /// Compressed size.
-    pub stored_bytes: u64,
-    /// Decompressed size.
-    pub raw_bytes: u64,
-    /// BLAKE3 of the decompressed bytes.
-    pub digest: Digest,
-}
-
-/// Compresses `raw` (zstd level 19) onto the end of `payload`.
-pub fn append_frame(payload: &mut Vec<u8>, raw: &[u8]) -> crate::Result<Frame> {
-    let compressed = zstd::bulk::compress(raw, 19).map_err(|source| crate::Error::Compress {
-        what: format!("a payload of {} bytes", raw.len()),
-        source,
-    })?;
-    let frame = Frame {
-        offset: payload.len() as u64,
-        stored_bytes: compressed.len() as u64,
-        raw_bytes: raw.len() as u64,
-        digest: Digest::of(raw),
-    };
-    payload.extend_from_slice(&compressed);
-    Ok(frame)
-}
-
-/// Decompresses `frame` of the payload starting at `payload_start` in `data` and checks
-/// its size and digest; the error says what is wrong, for the caller to wrap. The frame
-/// must lie inside `data` (the readers check every frame when they open a file).
-pub fn read_frame(data: &[u8], payload_start: usize, frame: &Frame) -> Result<Vec<u8>, String> {
-    let start = payload_start + frame.offset as usize;
-    let stored = data
-        .get(start..start + frame.stored_bytes as usize)
-        .ok_or("the frame lies outside the file")?;
-    let raw = zstd::bulk::decompress(stored, frame.raw_bytes as usize)
-        .map_err(|e| format!("cannot decompress: {e}"))?;
-    if raw.len() as u64 != frame.raw_bytes || Digest::of(&raw) != frame.digest {
-        return Err("does not match its digest (the file is corrupt)".into());
-    }
-    Ok(raw)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -142,7 +141,14 @@ mod tests {
             .contains("LTOKOTHR is missing"));
         assert!(open(&file, b"LTOKTEST", 4, "test file")
             .unwrap_err()
-            .contains("format version 3"));
+            .contains("format version 3 (written by an older ltokit)"));
+        assert_eq!(
+            open_versions(&file, b"LTOKTEST", &[1, 3], "t").unwrap().1,
+            3
+        );
+        assert!(open_versions(&file, b"LTOKTEST", &[1, 2], "t")
+            .unwrap_err()
+            .contains("newer ltokit), this ltokit reads version 1 and 2"));
         assert!(open(&file[..file.len() - 1], b"LTOKTEST", 3, "t")
             .unwrap_err()
             .contains("truncated"));
@@ -151,21 +157,5 @@ mod tests {
         assert!(open(&bad, b"LTOKTEST", 3, "t")
             .unwrap_err()
             .contains("digest"));
-    }
-
-    #[test]
-    fn frames_round_trip_and_damage_is_caught() {
-        let mut payload = b"xx".to_vec();
-        let frame = append_frame(&mut payload, &[7u8; 5000]).unwrap();
-        assert_eq!(frame.offset, 2);
-        assert_eq!(read_frame(&payload, 0, &frame).unwrap(), vec![7u8; 5000]);
-        let wrong = Frame {
-            digest: Digest::of(b"other"),
-            ..frame
-        };
-        assert!(read_frame(&payload, 0, &wrong)
-            .unwrap_err()
-            .contains("corrupt"));
-        assert!(read_frame(&payload, 10_000, &frame).is_err());
     }
 }

@@ -127,15 +127,15 @@ fn fatbin_entries(data: &[u8], container: &str) -> Result<Vec<InventoryEntry>> {
 fn provider_entries(label: &str, data: &[u8]) -> Result<Vec<InventoryEntry>> {
     let p = crate::provider::Provider::from_bytes(Path::new(label), data.to_vec())?;
     let target = p.target();
-    Ok(p.manifest()
-        .entries
+    let m = p.manifest();
+    Ok(m.entries
         .iter()
         .map(|e| InventoryEntry {
             kind: EntryKind::Cubin,
             arch: target.to_string(),
             codec: Codec::Zstd,
-            stored_bytes: e.stored_bytes,
-            raw_bytes: e.raw_bytes,
+            stored_bytes: m.stored_share(e),
+            raw_bytes: e.slot.raw_bytes,
             target: target.to_string(),
             container: format!("provider:{}", e.plan.as_deref().unwrap_or("?")),
         })

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use super::{Provider, ProviderEntry, ProviderManifest, SkippedPlan};
+use super::{NewEntry, Provider, ProviderInfo, SkippedPlan};
 use crate::arch::Target;
 use crate::bundle::Bundle;
 use crate::cache::disk::{self, DiskCache, Lookup};
 use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::plan::{PlanKey, CACHE_FORMAT_VERSION};
+use crate::plan::PlanKey;
 use crate::toolkit::nvjitlink::NvJitLink;
 use crate::version::Version;
 
@@ -24,13 +24,10 @@ pub struct BuildSummary {
     pub bytes: u64,
 }
 
-/// A provider entry and its cubin.
-pub type EntryWithCubin = (ProviderEntry, Vec<u8>);
-
 /// The result of linking a bundle's plans for one target.
 pub struct Linked {
     /// Entries with their cubins.
-    pub entries: Vec<EntryWithCubin>,
+    pub entries: Vec<NewEntry>,
     /// Plans the target cannot run.
     pub skipped: Vec<SkippedPlan>,
     /// The nvJitLink version that linked them.
@@ -59,16 +56,12 @@ pub fn link_all(
             source: Box::new(e),
         })?;
         progress(plan.name());
-        let entry = ProviderEntry {
+        Ok(NewEntry {
             key: plan.key(linker).0,
             plan: Some(plan.name().to_string()),
             kernel: Some(plan.kernel().to_string()),
-            digest: Digest::of(&out.cubin),
-            offset: 0,
-            stored_bytes: 0,
-            raw_bytes: 0,
-        };
-        Ok((entry, out.cubin))
+            cubin: out.cubin,
+        })
     })?;
     Ok(Linked {
         entries,
@@ -95,17 +88,15 @@ pub fn from_linked(
     target: Target,
     linked: Linked,
 ) -> Result<(Vec<u8>, BuildSummary)> {
-    let (entries, cubins): (Vec<ProviderEntry>, Vec<Vec<u8>>) = linked.entries.into_iter().unzip();
     let producer = bundle.manifest().fragments.iter().map(|f| f.producer).max();
-    write(
-        bundle.manifest().name.clone(),
+    let info = ProviderInfo {
+        name: bundle.manifest().name.clone(),
         target,
-        linked.linker,
+        linker: linked.linker,
         producer,
-        entries,
-        &cubins,
-        linked.skipped,
-    )
+        skipped: linked.skipped,
+    };
+    write(info, linked.entries)
 }
 
 /// Promotes the disk cache's entries for `target` (linked by nvJitLink `linker`).
@@ -116,7 +107,6 @@ pub fn from_cache(
     name: &str,
 ) -> Result<(Vec<u8>, BuildSummary)> {
     let mut entries = Vec::new();
-    let mut cubins = Vec::new();
     for e in cache.entries() {
         if disk::entry_target(&e.path) != Some(target) {
             continue;
@@ -125,16 +115,12 @@ pub fn from_cache(
             continue;
         };
         if let Lookup::Hit(cubin) = cache.get(&PlanKey(key)) {
-            entries.push(ProviderEntry {
+            entries.push(NewEntry {
                 key,
                 plan: None,
                 kernel: None,
-                digest: Digest::of(&cubin),
-                offset: 0,
-                stored_bytes: 0,
-                raw_bytes: 0,
+                cubin,
             });
-            cubins.push(cubin);
         }
     }
     if entries.is_empty() {
@@ -143,38 +129,20 @@ pub fn from_cache(
             cache.root().display()
         )));
     }
-    write(
-        name.to_string(),
+    let info = ProviderInfo {
+        name: name.to_string(),
         target,
         linker,
-        None,
-        entries,
-        &cubins,
-        Vec::new(),
-    )
+        producer: None,
+        skipped: Vec::new(),
+    };
+    write(info, entries)
 }
 
-fn write(
-    name: String,
-    target: Target,
-    linker: Version,
-    producer: Option<Version>,
-    entries: Vec<ProviderEntry>,
-    cubins: &[Vec<u8>],
-    skipped: Vec<SkippedPlan>,
-) -> Result<(Vec<u8>, BuildSummary)> {
+fn write(info: ProviderInfo, entries: Vec<NewEntry>) -> Result<(Vec<u8>, BuildSummary)> {
     let n = entries.len();
-    let manifest = ProviderManifest {
-        name,
-        target: target.to_string(),
-        linker,
-        producer,
-        cache_format: CACHE_FORMAT_VERSION,
-        entries,
-        skipped: skipped.clone(),
-    };
-    let refs: Vec<&[u8]> = cubins.iter().map(Vec::as_slice).collect();
-    let bytes = Provider::write(manifest, &refs)?;
+    let skipped = info.skipped.clone();
+    let bytes = Provider::write(info, entries, 0)?;
     let summary = BuildSummary {
         entries: n,
         skipped,

@@ -1,10 +1,19 @@
 //! Providers: prebuilt cubins for one exact target and a set of plans, so that a
 //! deployment needs no linking at run time.
 //!
-//! File layout (little-endian; the envelope is `formats::container`): magic `LTOKPROV`, `u32` format version, `u32` reserved,
-//! `u64` manifest length, 32-byte BLAKE3 of the manifest, `u64` payload length, the JSON
-//! [`ProviderManifest`], then one zstd frame per entry. Any entry can be read without
-//! decompressing the others; each is checked against its digest when read.
+//! File layout, format 2 (little-endian; the envelope is `formats::container`): magic
+//! `LTOKPROV`, `u32` format version, `u32` reserved, `u64` manifest length, 32-byte BLAKE3
+//! of the stored manifest, `u64` payload length, the [`ProviderManifest`] as zstd-compressed
+//! JSON, then the payload: the cubins in solid zstd blocks (`formats::blocks`). Cubins of
+//! one kernel are written next to each other in plan-name order — near-copies that
+//! differ in a type or a constant — and a block holds up to [`BLOCK_BUDGET`] raw bytes, so
+//! zstd compresses what they share once. Reading an entry decompresses only its own
+//! block, up to the entry's end; the provider keeps the latest blocks, so neighbouring
+//! entries cost one decompression. Every entry is checked against its own digest when
+//! read.
+//!
+//! Format 1 files (one zstd frame per entry, plain JSON manifest) are still read: each
+//! of their frames is a block of one entry.
 //!
 //! Entries are keyed by the plan key computed for the provider's target and the
 //! nvJitLink version that linked them (recorded in the manifest), so a provider serves a
@@ -16,24 +25,35 @@
 //! caller's policy allows it, the same major with Y ≤ m. Never across majors.
 
 pub mod build;
+mod encoding;
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use parking_lot::Mutex;
+
 use crate::arch::{ComputeCapability, Target, Variant};
 use crate::digest::Digest;
 use crate::error::{Error, Result};
+use crate::formats::blocks::{Block, BlockReader, BlockSource, BlockWriter, Slot};
+use crate::formats::container;
 pub use crate::plan::SkippedPlan;
 use crate::plan::{Plan, PlanKey, CACHE_FORMAT_VERSION};
 use crate::version::Version;
 
 /// Magic bytes of a provider file.
 pub const MAGIC: &[u8; 8] = b"LTOKPROV";
-/// Provider format version.
-pub const FORMAT_VERSION: u32 = 1;
-/// Largest entry ltokit decompresses (256 MiB).
-const MAX_ENTRY_BYTES: u64 = 256 << 20;
+/// Provider format version written (format 1 is still read).
+pub const FORMAT_VERSION: u32 = 2;
+/// The format versions read.
+const VERSIONS: &[u32] = &[1, FORMAT_VERSION];
+/// Raw bytes per solid block: chosen from measurements of provider size against the
+/// time to serve one entry (BENCHMARKS.md, "Provider format 2").
+pub const BLOCK_BUDGET: u64 = 3 << 20;
 /// File extension of providers.
 pub const EXTENSION: &str = "ltkp";
 
@@ -48,14 +68,36 @@ pub struct ProviderEntry {
     /// Entry kernel, when known.
     #[serde(default)]
     pub kernel: Option<String>,
-    /// BLAKE3 of the cubin.
-    pub digest: Digest,
-    /// Offset of its zstd frame in the payload.
-    pub offset: u64,
-    /// Compressed size.
-    pub stored_bytes: u64,
-    /// Cubin size.
-    pub raw_bytes: u64,
+    /// Where the cubin lies, and its digest.
+    pub slot: Slot,
+}
+
+/// A cubin to write into a provider.
+#[derive(Debug, Clone)]
+pub struct NewEntry {
+    /// Plan key (for the provider's target and linker).
+    pub key: Digest,
+    /// Plan name, when known.
+    pub plan: Option<String>,
+    /// Entry kernel, when known.
+    pub kernel: Option<String>,
+    /// The cubin.
+    pub cubin: Vec<u8>,
+}
+
+/// What a provider says about itself, apart from its entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderInfo {
+    /// Name (usually the bundle's).
+    pub name: String,
+    /// The exact target.
+    pub target: Target,
+    /// The nvJitLink version that linked the entries (part of their keys).
+    pub linker: Version,
+    /// The NVRTC version that produced the IR, when known.
+    pub producer: Option<Version>,
+    /// Plans the target cannot run, left out.
+    pub skipped: Vec<SkippedPlan>,
 }
 
 /// A provider's manifest.
@@ -72,6 +114,8 @@ pub struct ProviderManifest {
     pub producer: Option<Version>,
     /// Cache format version the keys were computed with.
     pub cache_format: u32,
+    /// The payload's solid blocks.
+    pub blocks: Vec<Block>,
     /// The cubins.
     pub entries: Vec<ProviderEntry>,
     /// Plans the target cannot run, left out.
@@ -79,12 +123,65 @@ pub struct ProviderManifest {
     pub skipped: Vec<SkippedPlan>,
 }
 
+impl ProviderManifest {
+    /// Total decompressed size of the cubins.
+    pub fn raw_bytes(&self) -> u64 {
+        self.entries.iter().map(|e| e.slot.raw_bytes).sum()
+    }
+
+    /// Total compressed size of the payload.
+    pub fn stored_bytes(&self) -> u64 {
+        self.blocks.iter().map(|b| b.stored_bytes).sum()
+    }
+
+    /// The compressed bytes of `entry`'s block in proportion to its share of the block
+    /// (entries of a solid block have no size of their own).
+    pub fn stored_share(&self, entry: &ProviderEntry) -> u64 {
+        self.blocks
+            .get(entry.slot.block as usize)
+            .filter(|b| b.raw_bytes > 0)
+            .map_or(0, |b| {
+                (u128::from(b.stored_bytes) * u128::from(entry.slot.raw_bytes)
+                    / u128::from(b.raw_bytes)) as u64
+            })
+    }
+}
+
+/// Where a provider's payload is read from.
+enum Payload {
+    /// All of it in memory (opened from bytes).
+    Memory { data: Vec<u8>, start: usize },
+    /// The file, read one block at a time as entries are asked for.
+    File {
+        file: Mutex<std::fs::File>,
+        start: u64,
+    },
+}
+
+impl BlockSource for Payload {
+    fn stored(&self, block: &Block) -> std::result::Result<Cow<'_, [u8]>, String> {
+        match self {
+            Payload::Memory { data, start } => data[*start..].stored(block),
+            Payload::File { file, start } => {
+                let mut bytes = vec![0u8; block.stored_bytes as usize];
+                let mut file = file.lock();
+                file.seek(SeekFrom::Start(start + block.offset))
+                    .and_then(|_| file.read_exact(&mut bytes))
+                    .map_err(|e| format!("cannot read a block: {e}"))?;
+                Ok(Cow::Owned(bytes))
+            }
+        }
+    }
+}
+
 /// An open provider.
 pub struct Provider {
     manifest: ProviderManifest,
     target: Target,
-    data: Arc<[u8]>,
-    payload_start: usize,
+    payload: Payload,
+    reader: BlockReader,
+    by_key: HashMap<Digest, usize>,
+    format: u32,
     path: PathBuf,
     disabled: AtomicBool,
 }
@@ -125,20 +222,52 @@ pub fn usable_on(provider: &Target, cc: ComputeCapability, allow_newer_minor: bo
 }
 
 impl Provider {
-    /// Opens a provider file, checking its header, manifest digest and layout.
+    /// Opens a provider file, checking its header, manifest digest and layout. Only the
+    /// header and manifest are read now; each block is read when an entry in it is
+    /// first asked for (so a process that needs one kernel reads one block).
     pub fn open(path: &Path) -> Result<Provider> {
-        let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Provider::from_bytes(path, data)
+        let label = path.display().to_string();
+        let io = |e| Error::io(path, e);
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let file_len = file.metadata().map_err(io)?.len();
+        let mut header = vec![0u8; container::HEADER_SIZE.min(file_len as usize)];
+        file.read_exact(&mut header).map_err(io)?;
+        let (layout, format) =
+            container::parse_header(&header, file_len, MAGIC, VERSIONS, "provider")
+                .map_err(|why| malformed(&label, why))?;
+        let mut manifest = vec![0u8; layout.manifest_len];
+        file.read_exact(&mut manifest).map_err(io)?;
+        container::check_manifest(&header, &manifest).map_err(|why| malformed(&label, why))?;
+        let payload = Payload::File {
+            file: Mutex::new(file),
+            start: layout.payload_start as u64,
+        };
+        Provider::assemble(path, format, &manifest, layout.payload_len, payload)
     }
 
     /// Opens provider bytes; `path` names them.
     pub fn from_bytes(path: &Path, data: Vec<u8>) -> Result<Provider> {
         let label = path.display().to_string();
-        let layout = crate::formats::container::open(&data, MAGIC, FORMAT_VERSION, "provider")
+        let (layout, format) = container::open_versions(&data, MAGIC, VERSIONS, "provider")
             .map_err(|why| malformed(&label, why))?;
-        let (manifest_bytes, payload_len) = (layout.manifest(&data), layout.payload_len);
-        let manifest: ProviderManifest = serde_json::from_slice(manifest_bytes)
-            .map_err(|e| malformed(&label, format!("manifest: {e}")))?;
+        let manifest = layout.manifest(&data).to_vec();
+        let payload = Payload::Memory {
+            data,
+            start: layout.payload_start,
+        };
+        Provider::assemble(path, format, &manifest, layout.payload_len, payload)
+    }
+
+    fn assemble(
+        path: &Path,
+        format: u32,
+        stored_manifest: &[u8],
+        payload_len: usize,
+        payload: Payload,
+    ) -> Result<Provider> {
+        let label = path.display().to_string();
+        let manifest =
+            encoding::decode(format, stored_manifest).map_err(|why| malformed(&label, why))?;
         let target: Target = manifest.target.parse().map_err(|e| malformed(&label, e))?;
         if target.kind != crate::arch::CodeKind::Sass {
             return Err(malformed(
@@ -155,51 +284,84 @@ impl Provider {
                 ),
             ));
         }
-        for e in &manifest.entries {
-            let end = e.offset.checked_add(e.stored_bytes);
-            if end.is_none_or(|end| end > payload_len as u64) || e.raw_bytes > MAX_ENTRY_BYTES {
-                return Err(malformed(
-                    &label,
-                    format!("entry {} lies outside the payload", e.key.short(16)),
-                ));
-            }
+        let reader = BlockReader::new(manifest.blocks.clone(), payload_len as u64)
+            .map_err(|why| malformed(&label, why))?;
+        let mut by_key = HashMap::with_capacity(manifest.entries.len());
+        for (i, e) in manifest.entries.iter().enumerate() {
+            reader
+                .check(&e.slot)
+                .map_err(|why| malformed(&label, format!("entry {} {why}", e.key.short(16))))?;
+            by_key.entry(e.key).or_insert(i);
         }
         Ok(Provider {
             manifest,
             target,
-            data: data.into(),
-            payload_start: layout.payload_start,
+            payload,
+            reader,
+            by_key,
+            format,
             path: path.to_path_buf(),
             disabled: AtomicBool::new(false),
         })
     }
 
-    /// Writes a provider.
-    pub fn write(mut manifest: ProviderManifest, cubins: &[&[u8]]) -> Result<Vec<u8>> {
-        if manifest.entries.len() != cubins.len() {
-            return Err(Error::InvalidArgument(
-                "one cubin per provider entry".into(),
-            ));
+    /// Writes a provider of `entries` (format 2): cubins ordered by kernel and plan
+    /// name, in solid blocks of at most [`BLOCK_BUDGET`] raw bytes, compressed `jobs` at
+    /// a time (0 = one per core).
+    pub fn write(info: ProviderInfo, entries: Vec<NewEntry>, jobs: usize) -> Result<Vec<u8>> {
+        Provider::write_with_budget(info, entries, BLOCK_BUDGET, jobs)
+    }
+
+    /// [`Provider::write`] with blocks of at most `budget` raw bytes (for measuring
+    /// what a block size costs and saves).
+    pub fn write_with_budget(
+        info: ProviderInfo,
+        mut entries: Vec<NewEntry>,
+        budget: u64,
+        jobs: usize,
+    ) -> Result<Vec<u8>> {
+        if info.target.kind != crate::arch::CodeKind::Sass {
+            return Err(Error::InvalidArgument(format!(
+                "a provider needs a machine target (sm_XY), not {}",
+                info.target
+            )));
         }
-        let mut payload = Vec::new();
-        for (e, cubin) in manifest.entries.iter_mut().zip(cubins) {
-            let frame = crate::formats::container::append_frame(&mut payload, cubin)?;
-            e.offset = frame.offset;
-            e.stored_bytes = frame.stored_bytes;
-            e.raw_bytes = frame.raw_bytes;
-            e.digest = frame.digest;
+        // Near-copies side by side: the same kernel, then plan names (type, width,
+        // metric, filter vary last).
+        entries.sort_by(|a, b| (&a.kernel, &a.plan, a.key).cmp(&(&b.kernel, &b.plan, b.key)));
+        let mut writer = BlockWriter::new(budget);
+        let mut records = Vec::with_capacity(entries.len());
+        for e in &entries {
+            records.push(ProviderEntry {
+                key: e.key,
+                plan: e.plan.clone(),
+                kernel: e.kernel.clone(),
+                slot: writer.push(&e.cubin),
+            });
         }
-        let json = serde_json::to_vec_pretty(&manifest).map_err(|source| Error::Serialize {
-            what: format!("the manifest of a provider for {}", manifest.target),
-            source,
-        })?;
-        let out = crate::formats::container::write(MAGIC, FORMAT_VERSION, &json, &payload);
-        Ok(out)
+        let (payload, blocks) = writer.finish(jobs)?;
+        let manifest = ProviderManifest {
+            name: info.name,
+            target: info.target.to_string(),
+            linker: info.linker,
+            producer: info.producer,
+            cache_format: CACHE_FORMAT_VERSION,
+            blocks,
+            entries: records,
+            skipped: info.skipped,
+        };
+        let stored = encoding::encode(&manifest)?;
+        Ok(container::write(MAGIC, FORMAT_VERSION, &stored, &payload))
     }
 
     /// The manifest.
     pub fn manifest(&self) -> &ProviderManifest {
         &self.manifest
+    }
+
+    /// The file format it was read from (1 or 2).
+    pub fn format(&self) -> u32 {
+        self.format
     }
 
     /// The exact target.
@@ -219,26 +381,16 @@ impl Provider {
 
     /// Reads and verifies entry `index`.
     pub fn entry_bytes(&self, index: usize) -> Result<Vec<u8>> {
+        let label = || self.path.display().to_string();
         let e = self.manifest.entries.get(index).ok_or_else(|| {
             malformed(
-                &self.path.display().to_string(),
+                &label(),
                 format!("no entry #{index} (it has {})", self.manifest.entries.len()),
             )
         })?;
-        let frame = crate::formats::container::Frame {
-            offset: e.offset,
-            stored_bytes: e.stored_bytes,
-            raw_bytes: e.raw_bytes,
-            digest: e.digest,
-        };
-        let raw = crate::formats::container::read_frame(&self.data, self.payload_start, &frame)
-            .map_err(|why| {
-                malformed(
-                    &self.path.display().to_string(),
-                    format!("entry {}: {why}", e.key.short(16)),
-                )
-            })?;
-        Ok(raw)
+        self.reader
+            .read(&self.payload, &e.slot)
+            .map_err(|why| malformed(&label(), format!("entry {}: {why}", e.key.short(16))))
     }
 
     /// The cubin for `plan`, if this provider has it. A digest mismatch disables the
@@ -247,8 +399,7 @@ impl Provider {
         if self.disabled.load(Ordering::Relaxed) {
             return None;
         }
-        let key = self.key_of(plan).0;
-        let index = self.manifest.entries.iter().position(|e| e.key == key)?;
+        let index = *self.by_key.get(&self.key_of(plan).0)?;
         match self.entry_bytes(index) {
             Ok(bytes) => Some(bytes),
             Err(e) => {

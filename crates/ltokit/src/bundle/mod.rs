@@ -11,13 +11,16 @@
 //! | 16 | `u64` manifest length |
 //! | 24 | 32-byte BLAKE3 digest of the manifest |
 //! | 56 | `u64` payload area length |
-//! | 64 | manifest (JSON, [`Manifest`]) |
-//! | 64 + manifest | payload area: one zstd frame per fragment |
+//! | 64 | manifest: zstd-compressed JSON in which plans name fragments, kernels and option lists by index (`encoding`) |
+//! | 64 + manifest | payload area: the fragments' LTO-IR in solid zstd blocks (`formats::blocks`) |
 //!
 //! Opening a bundle checks the header, the manifest digest and every offset; payloads are
 //! decompressed only when a fragment is first used, and checked against the fragment's
 //! content hash then. A bundle is ordinary data: it can be embedded with `include_bytes!`
-//! and opened from memory.
+//! and opened from memory. Bundles of format 1 (plain JSON, one frame per fragment) are
+//! refused with a message saying to rebuild them.
+
+mod encoding;
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -25,6 +28,7 @@ use std::sync::{Arc, OnceLock};
 use crate::arch::Target;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
+use crate::formats::blocks::{Block, BlockReader, BlockWriter, Slot};
 use crate::formats::container;
 use crate::plan::{FragmentSource, Plan, PlanInput, Requirements, SkippedPlan};
 use crate::version::Version;
@@ -32,9 +36,11 @@ use crate::version::Version;
 /// Magic bytes that start a bundle.
 pub const MAGIC: &[u8; 8] = b"LTOKBNDL";
 /// The bundle format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
-/// Largest fragment ltokit will decompress (256 MiB).
-const MAX_FRAGMENT_BYTES: u64 = 256 << 20;
+pub const FORMAT_VERSION: u32 = 2;
+/// Raw bytes per solid block of LTO-IR. LTO-IR is compressed by its producer, so only
+/// what fragments share gains; one block of everything a bundle holds gains most
+/// (BENCHMARKS.md, "Bundle format 2").
+const BLOCK_BUDGET: u64 = 8 << 20;
 
 /// What a fragment is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -66,12 +72,24 @@ pub struct FragmentRecord {
     /// BLAKE3 of everything that went into compiling it (source, includes, options,
     /// NVRTC version): lets a rebuild reuse it when nothing changed.
     pub compile_key: Digest,
-    /// Offset of its zstd frame in the payload area.
+    /// The solid block that holds its LTO-IR (filled in by [`Bundle::write`]).
+    pub block: u32,
+    /// Offset of its LTO-IR inside the decompressed block.
     pub offset: u64,
-    /// Compressed size.
-    pub stored_bytes: u64,
     /// Raw LTO-IR size.
     pub raw_bytes: u64,
+}
+
+impl FragmentRecord {
+    /// Where its LTO-IR lies.
+    fn slot(&self) -> Slot {
+        Slot {
+            block: self.block,
+            offset: self.offset,
+            raw_bytes: self.raw_bytes,
+            digest: self.content_hash,
+        }
+    }
 }
 
 /// One plan's manifest record: an entry fragment, device fragments, link options.
@@ -121,8 +139,22 @@ pub struct Manifest {
     pub name: String,
     /// Fragments, in payload order.
     pub fragments: Vec<FragmentRecord>,
+    /// The payload's solid blocks.
+    pub blocks: Vec<Block>,
     /// Plans.
     pub plans: Vec<PlanRecord>,
+}
+
+impl Manifest {
+    /// Total compressed size of the payload.
+    pub fn stored_bytes(&self) -> u64 {
+        self.blocks.iter().map(|b| b.stored_bytes).sum()
+    }
+
+    /// Total raw size of the fragments' LTO-IR.
+    pub fn raw_bytes(&self) -> u64 {
+        self.fragments.iter().map(|f| f.raw_bytes).sum()
+    }
 }
 
 /// An open bundle. Cheap to clone through `Arc`; fragments decompress on first use.
@@ -130,6 +162,7 @@ pub struct Bundle {
     manifest: Manifest,
     data: Arc<[u8]>,
     payload_start: usize,
+    reader: BlockReader,
     decoded: Vec<OnceLock<Arc<[u8]>>>,
     label: String,
 }
@@ -165,10 +198,9 @@ impl Bundle {
         let data: Arc<[u8]> = data.into();
         let layout = container::open(&data, MAGIC, FORMAT_VERSION, "bundle")
             .map_err(|why| malformed(label, why))?;
-        let (manifest_bytes, payload_len) = (layout.manifest(&data), layout.payload_len);
-        let manifest: Manifest = serde_json::from_slice(manifest_bytes)
-            .map_err(|e| malformed(label, format!("manifest: {e}")))?;
-        validate(label, &manifest, payload_len as u64)?;
+        let manifest =
+            encoding::decode(layout.manifest(&data)).map_err(|why| malformed(label, why))?;
+        let reader = validate(label, &manifest, layout.payload_len as u64)?;
         let decoded = (0..manifest.fragments.len())
             .map(|_| OnceLock::new())
             .collect();
@@ -176,6 +208,7 @@ impl Bundle {
             manifest,
             data,
             payload_start: layout.payload_start,
+            reader,
             decoded,
             label: label.to_string(),
         }))
@@ -211,13 +244,9 @@ impl Bundle {
         if let Some(bytes) = self.decoded.get(index).and_then(OnceLock::get) {
             return Ok(Arc::clone(bytes));
         }
-        let frame = container::Frame {
-            offset: record.offset,
-            stored_bytes: record.stored_bytes,
-            raw_bytes: record.raw_bytes,
-            digest: record.content_hash,
-        };
-        let raw = container::read_frame(&self.data, self.payload_start, &frame)
+        let raw = self
+            .reader
+            .read(&self.data[self.payload_start..], &record.slot())
             .map_err(|why| malformed(&self.label, format!("fragment {}: {why}", record.name)))?;
         let bytes: Arc<[u8]> = raw.into();
         Ok(Arc::clone(self.decoded[index].get_or_init(|| bytes)))
@@ -327,27 +356,25 @@ impl Bundle {
                 payloads.len()
             )));
         }
-        let mut area = Vec::new();
+        let mut writer = BlockWriter::new(BLOCK_BUDGET);
         for (record, raw) in fragments.iter_mut().zip(payloads) {
-            let frame = container::append_frame(&mut area, raw)?;
-            record.offset = frame.offset;
-            record.stored_bytes = frame.stored_bytes;
-            record.raw_bytes = frame.raw_bytes;
-            record.content_hash = frame.digest;
+            let slot = writer.push(raw);
+            record.block = slot.block;
+            record.offset = slot.offset;
+            record.raw_bytes = slot.raw_bytes;
+            record.content_hash = slot.digest;
         }
+        let (area, blocks) = writer.finish(0)?;
         let manifest = Manifest {
             name: name.to_string(),
             fragments,
+            blocks,
             plans,
         };
         validate(name, &manifest, area.len() as u64)?;
         check_symbols(name, &manifest)?;
-        let json = serde_json::to_vec_pretty(&manifest).map_err(|source| Error::Serialize {
-            what: format!("the manifest of bundle {name}"),
-            source,
-        })?;
-        let out = container::write(MAGIC, FORMAT_VERSION, &json, &area);
-        Ok(out)
+        let stored = encoding::encode(&manifest)?;
+        Ok(container::write(MAGIC, FORMAT_VERSION, &stored, &area))
     }
 }
 
@@ -378,6 +405,7 @@ fn check_symbols(label: &str, m: &Manifest) -> Result<()> {
                 ),
             });
         }
+        check_kernels_used(label, p, entry)?;
         for part in &parts {
             for symbol in &part.requires {
                 if !parts.iter().any(|f| f.exports.contains(symbol)) {
@@ -397,14 +425,56 @@ fn check_symbols(label: &str, m: &Manifest) -> Result<()> {
     Ok(())
 }
 
+/// Checks a plan's `-kernels-used=` options against its entry fragment: the plan's own
+/// kernel must be among them, and no other kernel of the entry may start with one of
+/// them — nvJitLink keeps every kernel whose name starts with a `-kernels-used` value
+/// (`ivf_scan_c1` keeps `ivf_scan_c16` too), which would bloat the cubin silently.
+fn check_kernels_used(label: &str, p: &PlanRecord, entry: &FragmentRecord) -> Result<()> {
+    let used: Vec<&str> = p
+        .options
+        .iter()
+        .filter_map(|o| o.strip_prefix("-kernels-used="))
+        .collect();
+    if used.is_empty() {
+        return Ok(());
+    }
+    let bad = |why: String| Error::BadSpec {
+        spec: label.to_string(),
+        why: format!("plan {}: {why}", p.name),
+    };
+    if !used.contains(&p.kernel.as_str()) {
+        return Err(bad(format!(
+            "its -kernels-used options [{}] leave out its own kernel {}; add -kernels-used={}",
+            used.join(", "),
+            p.kernel,
+            p.kernel
+        )));
+    }
+    for name in &used {
+        if let Some(other) = entry
+            .exports
+            .iter()
+            .find(|e| e.as_str() != *name && e.starts_with(name) && !used.contains(&e.as_str()))
+        {
+            return Err(bad(format!(
+                "-kernels-used={name} also keeps {other} (nvJitLink matches kernel names by prefix); rename the kernels so that none is a prefix of another, e.g. with a suffix"
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl FragmentSource for Bundle {
     fn fragment_bytes(&self, index: usize) -> Result<Arc<[u8]>> {
         Bundle::fragment_bytes(self, index)
     }
 }
 
-/// Checks names, roles, targets, and that every payload lies inside the payload area.
-fn validate(label: &str, m: &Manifest, payload_len: u64) -> Result<()> {
+/// Checks names, roles, targets, and that every payload lies inside the payload area;
+/// returns the reader of the payload's blocks.
+fn validate(label: &str, m: &Manifest, payload_len: u64) -> Result<BlockReader> {
+    let reader =
+        BlockReader::new(m.blocks.clone(), payload_len).map_err(|why| malformed(label, why))?;
     let mut names = std::collections::HashSet::new();
     for f in &m.fragments {
         if !names.insert(f.name.as_str()) {
@@ -416,19 +486,9 @@ fn validate(label: &str, m: &Manifest, payload_len: u64) -> Result<()> {
         f.target
             .parse::<Target>()
             .map_err(|e| malformed(label, format!("fragment {}: {e}", f.name)))?;
-        let end = f.offset.checked_add(f.stored_bytes);
-        if end.is_none_or(|end| end > payload_len)
-            || f.raw_bytes > MAX_FRAGMENT_BYTES
-            || f.stored_bytes == 0
-        {
-            return Err(malformed(
-                label,
-                format!(
-                    "fragment {} lies outside the payload area or is implausibly large",
-                    f.name
-                ),
-            ));
-        }
+        reader
+            .check(&f.slot())
+            .map_err(|why| malformed(label, format!("fragment {} {why}", f.name)))?;
     }
     let mut plan_names = std::collections::HashSet::new();
     for p in &m.plans {
@@ -466,5 +526,5 @@ fn validate(label: &str, m: &Manifest, payload_len: u64) -> Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(reader)
 }
