@@ -143,6 +143,7 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
             Level::L2 => "loaded from the disk cache",
             Level::L1 => "in-process hit",
             Level::Provider => "from a prebuilt provider",
+            Level::Remote => "from the fleet's remote cache",
         };
         let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
         // What the cubin's own ELF says: the architecture it runs on and its kernel.

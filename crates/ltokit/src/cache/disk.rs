@@ -475,6 +475,22 @@ pub fn entry_target(path: &Path) -> Option<Target> {
     decode_target(u32::from_le_bytes([head[12], head[13], head[14], head[15]]))
 }
 
+/// A whole self-checking entry (header and cubin), as the disk stores it and the remote
+/// level ships it.
+#[cfg_attr(not(feature = "remote"), allow(dead_code))]
+pub(crate) fn encode_entry(key: &PlanKey, target: Option<Target>, cubin: &[u8]) -> Vec<u8> {
+    let mut entry = encode_header(key, target, cubin);
+    entry.extend_from_slice(cubin);
+    entry
+}
+
+/// The cubin of an entry made by [`encode_entry`], after checking it is whole, for `key`
+/// and matches its digest.
+#[cfg_attr(not(feature = "remote"), allow(dead_code))]
+pub(crate) fn entry_payload<'a>(data: &'a [u8], key: &PlanKey) -> Result<&'a [u8], String> {
+    decode_entry(data, key).map(|_| &data[HEADER_SIZE..])
+}
+
 fn encode_header(key: &PlanKey, target: Option<Target>, cubin: &[u8]) -> Vec<u8> {
     let mut h = Vec::with_capacity(HEADER_SIZE);
     h.extend_from_slice(ENTRY_MAGIC);

@@ -1,21 +1,27 @@
-//! The kernel cache: plan → kernel, through in-process memory (L1), the disk (L2), and
-//! nvJitLink, in that order.
+//! The kernel cache: plan → kernel, through in-process memory (L1) and a chain of levels
+//! — prebuilt providers, the disk (L2), a fleet-shared remote store — then nvJitLink.
 //!
 //! ```text
 //! get(plan) ─► L1 hit? ──────────────────────────────────────────────► kernel
 //!                │ miss (single flight per key: one thread computes, the others wait)
 //!                ▼
-//!              providers serving the target's compute capability (prebuilt, read-only)
+//!              resolve once: the key under this nvJitLink
 //!                ▼
-//!              L2 hit? ─────────────────────────────────► load ─► L1 ─► kernel
-//!                │ miss; strict mode (LTOKIT_JIT=off) stops here with an error
+//!              each level in order: providers → disk → remote
+//!                │ hit: back-fill the faster levels ────────► load ─► L1 ─► kernel
+//!                │ all miss; strict mode (LTOKIT_JIT=off) stops here with an error
 //!                ▼
-//!              per-key lock file (cross-process single flight), L2 re-check,
-//!              link, publish to L2 atomically, unlock ───► load ─► L1 ─► kernel
+//!              each level's single flight: the disk's lock file (this node), the
+//!              remote lock (the fleet); an entry that appears meanwhile is taken
+//!                ▼
+//!              link, store in every writable level, release ─► load ─► L1 ─► kernel
 //! ```
 //!
-//! No lock is held while linking except the per-key one: hits and other keys proceed.
-//! A full or read-only disk degrades to memory only, with one warning.
+//! No lock is held while linking except the per-key ones: hits and other keys proceed.
+//! A full or read-only disk degrades to memory only, with one warning; a remote store
+//! that fails is skipped for a back-off period, so it never fails a request that a local
+//! link can serve. Each level is one file: `providers`, `disk_level` (over `disk`),
+//! `remote` (feature `remote`), behind the trait in `level`.
 //!
 //! The cache is generic over what a "loaded kernel" is ([`Loader`]): the raw cubin for
 //! tools and tests ([`CubinLoader`]), a GPU module for launches
@@ -23,7 +29,13 @@
 //! count and slow links.
 
 pub mod disk;
+pub mod disk_level;
+pub mod level;
 pub(crate) mod memory;
+pub mod providers;
+#[cfg(feature = "remote")]
+pub mod remote;
+pub mod remote_config;
 pub mod stats;
 pub mod warmup;
 
@@ -32,7 +44,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 pub use disk::DiskCache;
+use level::{CacheLevel, Flight, Recorder, Request};
 use memory::{MemoryCache, Served};
+pub use remote_config::{RemoteConfig, RemoteMode};
 pub use stats::Stats;
 
 use crate::digest::{Digest, FieldHasher};
@@ -62,6 +76,8 @@ pub struct CacheConfig {
     /// Let a plain `sm_XY` provider serve a device of the same major and a newer minor
     /// (`LTOKIT_PROVIDER_POLICY=minor`; default exact).
     pub allow_newer_minor: bool,
+    /// The fleet-shared level (`LTOKIT_REMOTE=redis://HOST:PORT/DB`), if any.
+    pub remote: Option<RemoteConfig>,
 }
 
 impl Default for CacheConfig {
@@ -72,6 +88,7 @@ impl Default for CacheConfig {
             jit: true,
             providers: Vec::new(),
             allow_newer_minor: false,
+            remote: None,
         }
     }
 }
@@ -119,6 +136,7 @@ impl CacheConfig {
             jit: !off("LTOKIT_JIT"),
             providers: crate::provider::search_path(),
             allow_newer_minor,
+            remote: RemoteConfig::from_env()?,
         })
     }
 
@@ -150,6 +168,11 @@ impl CacheConfig {
     /// The same settings with these provider files or directories, searched in order.
     pub fn with_providers(self, providers: Vec<PathBuf>) -> Self {
         CacheConfig { providers, ..self }
+    }
+
+    /// The same settings with this remote level (`None`: none).
+    pub fn with_remote(self, remote: Option<RemoteConfig>) -> Self {
+        CacheConfig { remote, ..self }
     }
 
     /// The same settings with the provider policy for newer minors
@@ -301,6 +324,8 @@ pub enum Level {
     Provider,
     /// The disk cache.
     L2,
+    /// The fleet-shared remote level.
+    Remote,
     /// A fresh link.
     Link,
 }
@@ -330,10 +355,11 @@ impl PlanHandle {
 pub struct KernelCache<L: Loader = CubinLoader> {
     config: CacheConfig,
     l1: MemoryCache<L::Item>,
-    l2: Option<DiskCache>,
+    disk: Option<Arc<DiskCache>>,
+    levels: Vec<Box<dyn CacheLevel>>,
     linker: Arc<dyn PlanLinker>,
     loader: L,
-    counters: stats::Counters,
+    recorder: Arc<Recorder>,
     providers: Vec<Arc<Provider>>,
 }
 
@@ -349,22 +375,42 @@ impl<L: Loader> KernelCache<L> {
     pub fn with_loader(config: CacheConfig, loader: L) -> Self {
         let mut cache = Self::with_linker(config, loader, Arc::new(NvJitLinkLinker::new(None)));
         // nvJitLink's version is remembered inside the disk cache, when there is one.
-        let memo = cache.l2.as_ref().map(|d| d.root().join("linkers"));
+        let memo = cache.disk.as_ref().map(|d| d.root().join("linkers"));
         cache.linker = Arc::new(NvJitLinkLinker::new(memo));
         cache
     }
 
     /// A cache with a custom linker (tests, other link back-ends).
     pub fn with_linker(config: CacheConfig, loader: L, linker: Arc<dyn PlanLinker>) -> Self {
-        let l2 = open_l2(&config);
+        let disk = open_l2(&config).map(Arc::new);
+        let recorder = Arc::new(Recorder::new(disk.clone()));
         let providers = crate::provider::discover(&config.providers);
+        let mut levels: Vec<Box<dyn CacheLevel>> = vec![Box::new(providers::ProvidersLevel::new(
+            providers.clone(),
+            config.allow_newer_minor,
+            Arc::clone(&recorder),
+        ))];
+        if let Some(d) = &disk {
+            levels.push(Box::new(disk_level::DiskLevel::new(
+                Arc::clone(d),
+                Arc::clone(&recorder),
+            )));
+        }
+        #[cfg(feature = "remote")]
+        if let Some(remote) = &config.remote {
+            levels.push(Box::new(remote::RemoteLevel::new(
+                remote.clone(),
+                Arc::clone(&recorder),
+            )));
+        }
         KernelCache {
             config,
             l1: MemoryCache::default(),
-            l2,
+            disk,
+            levels,
             linker,
             loader,
-            counters: Default::default(),
+            recorder,
             providers,
         }
     }
@@ -382,12 +428,17 @@ impl<L: Loader> KernelCache<L> {
 
     /// The disk cache, when enabled and trusted.
     pub fn disk(&self) -> Option<&DiskCache> {
-        self.l2.as_ref()
+        self.disk.as_deref()
+    }
+
+    /// The names of the levels below L1, in the order they are asked.
+    pub fn level_names(&self) -> Vec<&'static str> {
+        self.levels.iter().map(|l| l.name()).collect()
     }
 
     /// This process's counters.
     pub fn stats(&self) -> Stats {
-        self.counters.snapshot()
+        self.recorder.snapshot()
     }
 
     /// The key of `plan` under this cache's linker.
@@ -413,7 +464,7 @@ impl<L: Loader> KernelCache<L> {
 
     fn get_keyed(&self, plan: &Plan, l1_key: PlanKey) -> Result<(L::Item, Level)> {
         if let Some(item) = self.l1.peek(&l1_key) {
-            self.counters.add_l1_hit();
+            self.recorder.l1_hit();
             return Ok((item, Level::L1));
         }
         let mut level = Level::L1;
@@ -432,210 +483,123 @@ impl<L: Loader> KernelCache<L> {
                 ..Stats::default()
             },
         };
-        self.counters.add(delta);
+        self.recorder.record_local(delta);
         Ok((item, level))
     }
 
-    /// The cubin for `plan` from a provider, L2 or a link, without touching L1.
+    /// The cubin for `plan` from the levels below L1 or a link, without touching L1.
     pub fn cubin(&self, plan: &Plan) -> Result<(Arc<[u8]>, Level)> {
-        // Matched once per request; strict mode's error lists the same providers.
-        let serving = crate::provider::for_device(
-            &self.providers,
-            plan.target().cc,
-            self.config.allow_newer_minor,
-        );
-        for provider in &serving {
-            if let Some(cubin) = provider.get(plan) {
-                self.counters.add(Stats {
-                    provider_hits: 1,
-                    ..Stats::default()
-                });
-                return Ok((cubin.into(), Level::Provider));
+        let request = Request::new(plan, self.linker.as_ref());
+        for (i, level) in self.levels.iter().enumerate() {
+            if let Some(cubin) = level.get(&request) {
+                self.back_fill(&request, &self.levels[..i], &cubin);
+                return Ok((cubin.into(), level.served_as()));
             }
         }
-        let linker = match self.linker.version() {
-            Ok(v) => v,
-            Err(no_linker) => return self.cubin_without_linker(plan, &serving, no_linker),
-        };
-        self.cubin_for_key(plan, &plan.key(linker), linker, &serving)
-    }
-
-    /// No nvJitLink to name the key with (none installed, as in a deployment that ships
-    /// only a prepared cache). In strict mode the disk cache is searched under the keys
-    /// of every linker version that made its entries; otherwise the missing library is
-    /// the error.
-    fn cubin_without_linker(
-        &self,
-        plan: &Plan,
-        serving: &[Arc<Provider>],
-        no_linker: Error,
-    ) -> Result<(Arc<[u8]>, Level)> {
-        if self.config.jit {
-            return Err(no_linker);
-        }
-        if let Some(l2) = &self.l2 {
-            for linker in l2.linkers_seen() {
-                if let Some(cubin) = self.l2_lookup(l2, &plan.key(linker)) {
-                    return Ok((cubin, Level::L2));
+        if request.linker().is_none() {
+            // No nvJitLink: in strict mode the levels were all there was; otherwise the
+            // missing library is the error.
+            let mut error = self.not_cached(&request);
+            let no_linker = request.into_linker_error();
+            if self.config.jit {
+                if let Some(no_linker) = no_linker {
+                    return Err(no_linker);
                 }
             }
-        }
-        let mut error = self.not_cached(plan, serving);
-        if let Error::NotCached { looked_in, .. } = &mut error {
-            looked_in.push_str(&format!(
-                " (no nvJitLink here: {})",
-                no_linker.to_string().lines().next().unwrap_or_default()
-            ));
-        }
-        Err(error)
-    }
-
-    fn record(&self, delta: Stats) {
-        self.counters.add(delta);
-        if let Some(l2) = &self.l2 {
-            l2.record(Stats {
-                l1_hits: 0,
-                l1_misses: 0,
-                ..delta
-            });
-        }
-    }
-
-    fn l2_lookup(&self, l2: &DiskCache, key: &PlanKey) -> Option<Arc<[u8]>> {
-        match l2.get(key) {
-            disk::Lookup::Hit(cubin) => {
-                self.record(Stats {
-                    l2_hits: 1,
-                    bytes_read: cubin.len() as u64,
-                    ..Stats::default()
-                });
-                Some(cubin.into())
+            if let (Error::NotCached { looked_in, .. }, Some(why)) = (&mut error, no_linker) {
+                looked_in.push_str(&format!(
+                    " (no nvJitLink here: {})",
+                    why.to_string().lines().next().unwrap_or_default()
+                ));
             }
-            disk::Lookup::Miss => None,
-            disk::Lookup::Corrupt(why) => {
-                tracing::warn!("removed a corrupt disk-cache entry, relinking: {why}");
-                self.record(Stats {
-                    corrupt: 1,
-                    ..Stats::default()
-                });
-                None
-            }
-            disk::Lookup::Untrusted(why) => {
-                tracing::warn!("ignoring a disk-cache entry: {why}");
-                None
-            }
-        }
-    }
-
-    fn cubin_for_key(
-        &self,
-        plan: &Plan,
-        key: &PlanKey,
-        linker: Version,
-        serving: &[Arc<Provider>],
-    ) -> Result<(Arc<[u8]>, Level)> {
-        if let Some(l2) = &self.l2 {
-            if let Some(cubin) = self.l2_lookup(l2, key) {
-                return Ok((cubin, Level::L2));
-            }
-            self.record(Stats {
-                l2_misses: 1,
-                ..Stats::default()
-            });
+            return Err(error);
         }
         if !self.config.jit {
-            return Err(self.not_cached(plan, serving));
+            return Err(self.not_cached(&request));
         }
-        // Cross-process single flight: one process links, the others find its entry.
-        let lock = match &self.l2 {
-            Some(l2) if l2.writable() => match l2.lock(key) {
-                Ok(lock) => Some(lock),
-                Err(e) => {
-                    self.degrade(l2, &e);
-                    None
+        // Single flight, level by level: the guards are held until the link is stored.
+        let mut guards = Vec::new();
+        for (i, level) in self.levels.iter().enumerate() {
+            match level.flight(&request) {
+                Flight::Free => {}
+                Flight::Held(guard) => guards.push(guard),
+                Flight::Found(cubin) => {
+                    self.back_fill(&request, &self.levels[..i], &cubin);
+                    return Ok((cubin.into(), level.served_as()));
                 }
-            },
-            _ => None,
-        };
-        if let (Some(l2), Some(_)) = (&self.l2, &lock) {
-            if let Some(cubin) = self.l2_lookup(l2, key) {
-                return Ok((cubin, Level::L2));
             }
         }
+        let cubin = self.link(plan, &request)?;
+        for level in &self.levels {
+            level.put(&request, &cubin);
+        }
+        drop(guards);
+        Ok((cubin.into(), Level::Link))
+    }
+
+    fn back_fill(&self, request: &Request, faster: &[Box<dyn CacheLevel>], cubin: &[u8]) {
+        // Each level skips a request without a key itself; asking for it here would load
+        // nvJitLink in a process that providers serve.
+        for level in faster {
+            level.put(request, cubin);
+        }
+    }
+
+    fn link(&self, plan: &Plan, request: &Request) -> Result<Vec<u8>> {
         let started = Instant::now();
         let linked = self.linker.link(plan);
         let nanos = started.elapsed().as_nanos() as u64;
-        let cubin = match linked {
-            Ok(c) => c,
+        match linked {
+            Ok(cubin) => {
+                tracing::debug!(plan = %plan.name(), key = ?request.key(), ms = nanos as f64 / 1e6, "linked");
+                self.recorder.record(Stats {
+                    links: 1,
+                    link_nanos: nanos,
+                    ..Stats::default()
+                });
+                Ok(cubin)
+            }
             Err(e) => {
-                self.record(Stats {
+                self.recorder.record(Stats {
                     link_failures: 1,
                     ..Stats::default()
                 });
                 // The linker's error, log included, under the plan that failed.
-                return Err(Error::PlanLink {
+                Err(Error::PlanLink {
                     plan: plan.name().to_string(),
                     target: plan.target(),
                     source: Box::new(e),
-                });
-            }
-        };
-        tracing::debug!(plan = %plan.name(), key = %key, ms = nanos as f64 / 1e6, "linked");
-        let mut delta = Stats {
-            links: 1,
-            link_nanos: nanos,
-            ..Stats::default()
-        };
-        if let Some(l2) = self.l2.as_ref().filter(|l2| l2.writable()) {
-            match l2
-                .put(key, Some(plan.target()), &cubin)
-                .and_then(|evicted| l2.remember_linker(linker).map(|()| evicted))
-            {
-                Ok(evicted) => {
-                    delta.bytes_written = cubin.len() as u64;
-                    delta.evictions = evicted;
-                }
-                Err(e) => self.degrade(l2, &e),
+                })
             }
         }
-        self.record(delta);
-        drop(lock);
-        Ok((cubin.into(), Level::Link))
     }
 
     /// The strict-mode error for `plan`: every level looked in, and why each provider
     /// serving its target left it out.
-    fn not_cached(&self, plan: &Plan, serving: &[Arc<Provider>]) -> Error {
-        let mut looked_in = match &self.l2 {
-            Some(l2) => format!("memory, disk cache {}", l2.root().display()),
-            None => "memory (disk cache off)".into(),
-        };
-        if serving.is_empty() {
-            looked_in.push_str(&format!(
-                ", no provider for {} ({} found)",
-                plan.target(),
-                self.providers.len()
-            ));
-        }
-        for p in serving {
-            looked_in.push_str(&format!(
-                ", provider {} ({})",
-                p.path().display(),
-                p.target()
-            ));
-            if let Some(why) = p.skipped_reason(plan) {
-                looked_in.push_str(&format!(", which left it out: {why}"));
-            }
-        }
+    fn not_cached(&self, request: &Request) -> Error {
+        let mut parts = vec![if self.disk.is_some() {
+            "memory".to_string()
+        } else {
+            "memory (disk cache off)".to_string()
+        }];
+        // The disk before the providers, as the message always read.
+        let mut described: Vec<(usize, String)> = self
+            .levels
+            .iter()
+            .map(|l| {
+                let order = match l.served_as() {
+                    Level::L2 => 0,
+                    Level::Provider => 1,
+                    _ => 2,
+                };
+                (order, l.describe(request))
+            })
+            .collect();
+        described.sort_by_key(|(order, _)| *order);
+        parts.extend(described.into_iter().map(|(_, d)| d));
         Error::NotCached {
-            plan: plan.describe(),
-            looked_in,
-        }
-    }
-
-    fn degrade(&self, l2: &DiskCache, error: &std::io::Error) {
-        if l2.disable_writes() {
-            tracing::warn!("the disk cache at {} cannot be written ({error}); continuing with the in-memory cache only", l2.root().display());
+            plan: request.plan.describe(),
+            looked_in: parts.join(", "),
         }
     }
 }

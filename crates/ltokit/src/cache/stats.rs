@@ -32,9 +32,25 @@ pub struct Stats {
     pub corrupt: u64,
     /// Requests served by a prebuilt provider.
     pub provider_hits: u64,
+    /// Remote-level (Redis) hits.
+    #[serde(default)]
+    pub remote_hits: u64,
+    /// Remote-level misses.
+    #[serde(default)]
+    pub remote_misses: u64,
+    /// Remote entries refused: unsigned, wrongly signed, truncated or corrupt.
+    #[serde(default)]
+    pub remote_refused: u64,
+    /// Remote operations that failed or timed out, and requests that skipped the level
+    /// while it backed off.
+    #[serde(default)]
+    pub remote_errors: u64,
+    /// Cubins written to the remote level.
+    #[serde(default)]
+    pub remote_writes: u64,
 }
 
-const FIELDS: usize = 12;
+const FIELDS: usize = 17;
 /// Position of `l1_hits` in the array form.
 const L1_HITS: usize = 0;
 
@@ -53,6 +69,11 @@ impl Stats {
             self.evictions,
             self.corrupt,
             self.provider_hits,
+            self.remote_hits,
+            self.remote_misses,
+            self.remote_refused,
+            self.remote_errors,
+            self.remote_writes,
         ]
     }
 
@@ -70,6 +91,11 @@ impl Stats {
             evictions: a[9],
             corrupt: a[10],
             provider_hits: a[11],
+            remote_hits: a[12],
+            remote_misses: a[13],
+            remote_refused: a[14],
+            remote_errors: a[15],
+            remote_writes: a[16],
         }
     }
 }
