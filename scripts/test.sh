@@ -12,6 +12,9 @@ export LTOKIT_TOOLKIT_MATRIX="$root/.cuda/matrix"
 # The compiler libraries were just installed: a test that finds them missing fails
 # rather than skips.
 export LTOKIT_TEST_REQUIRE_TOOLKIT=1 LTOKIT_TEST_REQUIRE_MATRIX=1
+# The remote-cache tests start their own redis-server (Debian's) on free loopback ports.
+scripts/setup-redis.sh
+export LTOKIT_TEST_REQUIRE_REDIS=1
 cargo fmt --all -- --check
 # The fuzz workspace's lock file must match its dependencies (fuzzing would rewrite it).
 cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null

@@ -99,6 +99,13 @@ enum Command {
         /// Parallel links (0 = one per core).
         #[arg(long, default_value_t = 0)]
         jobs: usize,
+        /// Only the plans named in this file (one per line) instead of all.
+        #[arg(long, value_name = "FILE")]
+        plans: Option<PathBuf>,
+        /// Also publish every warmed plan to the fleet's remote cache (LTOKIT_REMOTE,
+        /// read-write): a warm-up node fills the store the fleet reads.
+        #[arg(long)]
+        remote: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -237,9 +244,21 @@ fn main() -> ExitCode {
             bundle,
             arch,
             jobs,
+            plans,
+            remote,
             json,
             cache,
-        } => commands::warmup::run(&bundle, &arch, jobs, json, &cache),
+        } => commands::warmup::run(
+            &bundle,
+            &arch,
+            commands::warmup::Options {
+                jobs,
+                plans,
+                remote,
+                json,
+            },
+            &cache,
+        ),
         Command::Bundle {
             command: BundleCommand::Build { spec, output, jobs },
         } => commands::bundle::build(&spec, &output, jobs),

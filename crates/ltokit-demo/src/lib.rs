@@ -7,6 +7,8 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod redis_server;
+
 use ltokit::arch::Target;
 use ltokit::error::Result;
 use ltokit::fragment::{self, CompileOptions, Fragment};

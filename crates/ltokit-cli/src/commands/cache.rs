@@ -60,6 +60,12 @@ pub enum CacheCommand {
     },
     /// Remove every entry.
     Clear,
+    /// Publish every entry to the fleet's remote cache (e.g. from a warm-up node).
+    Push {
+        /// Publish to the remote level (LTOKIT_REMOTE), the only destination there is.
+        #[arg(long)]
+        remote: bool,
+    },
     /// Store a cubin made elsewhere (e.g. by nvcc) as the cached result of a bundle's
     /// plan, after checking that it is a cubin for the target with the plan's kernel.
     Import {
@@ -92,6 +98,27 @@ struct StatsReport {
     /// Entries evicted.
     evictions: u64,
     counters: cache::Stats,
+    /// Every level's counters, as persisted by the processes that used this cache.
+    levels: serde_json::Value,
+}
+
+/// The per-level view of persisted counters.
+fn levels(c: &cache::Stats, remote: Option<&cache::RemoteConfig>) -> serde_json::Value {
+    serde_json::json!({
+        "memory": { "note": "per process; see each process's own counters" },
+        "providers": { "note": "read-only; hits are counted per process" },
+        "disk": {
+            "hits": c.l2_hits, "misses": c.l2_misses, "bytes_read": c.bytes_read,
+            "bytes_written": c.bytes_written, "evictions": c.evictions, "corrupt": c.corrupt,
+        },
+        "remote": {
+            "configured": remote.map(|r| r.url.clone()),
+            "mode": remote.map(|r| format!("{:?}", r.mode).to_lowercase()),
+            "hits": c.remote_hits, "misses": c.remote_misses, "refused": c.remote_refused,
+            "writes": c.remote_writes,
+        },
+        "link": { "links": c.links, "link_failures": c.link_failures, "link_nanos": c.link_nanos },
+    })
 }
 
 fn open(dir: Option<PathBuf>) -> anyhow::Result<DiskCache> {
@@ -108,6 +135,7 @@ fn open(dir: Option<PathBuf>) -> anyhow::Result<DiskCache> {
 /// Runs a cache subcommand on `dir` (default: the configured cache).
 pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCode> {
     let disk = open(dir)?;
+    let config = CacheConfig::from_env()?;
     match command {
         CacheCommand::Stats { json } => {
             let entries = disk.entries();
@@ -121,6 +149,7 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
                 hits: counters.l2_hits,
                 corrupt: counters.corrupt,
                 evictions: counters.evictions,
+                levels: levels(&counters, config.remote.as_ref()),
                 counters,
             };
             if json {
@@ -149,6 +178,38 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
                     c.evictions,
                     c.corrupt
                 );
+                let remote = config
+                    .remote
+                    .as_ref()
+                    .map_or("not configured".to_string(), |r| {
+                        format!("{} ({:?})", r.url, r.mode).to_lowercase()
+                    });
+                outln!(
+                    "  remote {remote}: hits {}  misses {}  refused {}  writes {}",
+                    c.remote_hits,
+                    c.remote_misses,
+                    c.remote_refused,
+                    c.remote_writes
+                );
+            }
+        }
+        CacheCommand::Push { remote } => {
+            anyhow::ensure!(
+                remote,
+                "say where to push: --remote (the fleet's remote cache)"
+            );
+            let (pushed, failed) = push(&disk, &config, None)?;
+            outln!(
+                "pushed {pushed} entries of {} to the remote cache{}",
+                disk.root().display(),
+                if failed > 0 {
+                    format!(", {failed} failed (see the warnings)")
+                } else {
+                    String::new()
+                }
+            );
+            if failed > 0 {
+                return Ok(ExitCode::FAILURE);
             }
         }
         CacheCommand::Ls { json } => {
@@ -235,4 +296,34 @@ pub fn run(dir: Option<PathBuf>, command: CacheCommand) -> anyhow::Result<ExitCo
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Publishes the disk cache's entries (for `target` only, when given) to the configured
+/// remote level; returns how many were stored and how many failed.
+pub fn push(
+    disk: &DiskCache,
+    config: &CacheConfig,
+    target: Option<ltokit::Target>,
+) -> anyhow::Result<(usize, usize)> {
+    let remote = super::remote::writable(config)?;
+    let level = super::remote::level(&remote);
+    let (mut pushed, mut failed) = (0, 0);
+    for e in disk.entries() {
+        let entry_target = cache::disk::entry_target(&e.path);
+        if target.is_some() && entry_target != target {
+            continue;
+        }
+        let Ok(key) = e.key.parse::<ltokit::digest::Digest>() else {
+            continue;
+        };
+        let key = ltokit::plan::PlanKey(key);
+        if let cache::disk::Lookup::Hit(cubin) = disk.get(&key) {
+            if level.publish(&key, entry_target, &cubin) {
+                pushed += 1;
+            } else {
+                failed += 1;
+            }
+        }
+    }
+    Ok((pushed, failed))
 }

@@ -14,10 +14,46 @@ struct GpuReport {
 }
 
 #[derive(serde::Serialize)]
+struct RemoteReport {
+    url: String,
+    mode: String,
+    /// Round-trip time of a PING, when it answered.
+    ping_ms: Option<f64>,
+    error: Option<String>,
+}
+
+#[derive(serde::Serialize)]
 struct Report {
     libraries: Vec<toolkit::LibraryReport>,
     gpus: Vec<GpuReport>,
     gpu_note: Option<String>,
+    /// The remote cache level (`LTOKIT_REMOTE`), when configured.
+    remote: Option<RemoteReport>,
+}
+
+/// The remote level's settings and whether it answers; an error in the settings is
+/// reported as the level's error.
+fn remote() -> Option<RemoteReport> {
+    let config = match ltokit::cache::RemoteConfig::from_env() {
+        Ok(Some(c)) => c,
+        Ok(None) => return None,
+        Err(e) => {
+            return Some(RemoteReport {
+                url: std::env::var("LTOKIT_REMOTE").unwrap_or_default(),
+                mode: String::new(),
+                ping_ms: None,
+                error: Some(e.to_string()),
+            })
+        }
+    };
+    let level = super::remote::level(&config);
+    let ping = level.ping();
+    Some(RemoteReport {
+        url: config.url.clone(),
+        mode: format!("{:?}", config.mode).to_lowercase(),
+        ping_ms: ping.as_ref().ok().map(|d| d.as_secs_f64() * 1e3),
+        error: ping.err(),
+    })
 }
 
 fn gpus() -> (Vec<GpuReport>, Option<String>) {
@@ -50,6 +86,7 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
         libraries,
         gpus,
         gpu_note,
+        remote: remote(),
     };
     if json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
@@ -87,6 +124,17 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
         }
         if let Some(note) = &report.gpu_note {
             outln!("  {note}");
+        }
+        if let Some(r) = &report.remote {
+            match (r.ping_ms, &r.error) {
+                (Some(ms), _) => outln!(
+                    "remote cache: {} ({}), answers in {ms:.2} ms",
+                    r.url,
+                    r.mode
+                ),
+                (None, Some(why)) => outln!("remote cache: {} NOT USABLE: {why}", r.url),
+                (None, None) => outln!("remote cache: {}", r.url),
+            }
         }
     }
     Ok(if all_found {

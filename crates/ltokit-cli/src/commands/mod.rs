@@ -10,6 +10,7 @@ pub mod inventory;
 pub mod ivf;
 pub mod link;
 pub mod provider;
+pub mod remote;
 pub mod warmup;
 
 use std::path::Path;

@@ -1,7 +1,9 @@
 //! `ltokit warmup`: link every plan of a bundle for one target into the disk cache.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::Context;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use ltokit::bundle::Bundle;
@@ -10,18 +12,51 @@ use ltokit::cache::{warmup, KernelCache};
 use super::cache::CacheArgs;
 use super::parse_target;
 
-/// Warms the cache with every plan of `bundle` for `arch`.
+/// What to warm and how.
+pub struct Options {
+    /// Parallel links (0 = one per core).
+    pub jobs: usize,
+    /// A file naming the plans to warm (all when `None`).
+    pub plans: Option<PathBuf>,
+    /// Publish to the remote level too.
+    pub remote: bool,
+    /// Print JSON.
+    pub json: bool,
+}
+
+/// Warms the cache with the plans of `bundle` for `arch`.
 pub fn run(
     bundle: &Path,
     arch: &str,
-    jobs: usize,
-    json: bool,
+    options: Options,
     cache: &CacheArgs,
 ) -> anyhow::Result<ExitCode> {
+    let Options {
+        jobs,
+        plans,
+        remote,
+        json,
+    } = options;
     let target = parse_target(arch)?;
     let bundle = Bundle::open(bundle)?;
-    let plans = bundle.plans(target)?;
+    let plans = match plans {
+        None => bundle.plans(target)?,
+        Some(file) => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading the plan list {}", file.display()))?;
+            let names: Vec<String> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from)
+                .collect();
+            bundle.plans_of(&names, target)?
+        }
+    };
     let config = cache.config()?;
+    if remote {
+        super::remote::writable(&config)?;
+    }
     anyhow::ensure!(
         config.dir.is_some(),
         "warm-up fills the disk cache, which is off; pass --cache-dir DIR"
@@ -46,11 +81,17 @@ pub fn run(
     });
     bar.finish_and_clear();
     let per_second = plans.plans.len() as f64 / report.elapsed.as_secs_f64().max(1e-9);
+    // Plans that were already on this node's disk are not in the remote store yet.
+    let pushed = match (remote, cache.disk()) {
+        (true, Some(disk)) => Some(super::cache::push(disk, cache.config(), Some(target))?),
+        _ => None,
+    };
     if json {
         let value = serde_json::json!({
             "bundle": bundle.label(), "target": target.to_string(), "plans": plans.plans.len(),
             "linked": report.linked, "cached": report.cached, "failed": report.failed,
-            "skipped": report.skipped,
+            "skipped": report.skipped, "links": cache.stats().links,
+            "remote_pushed": pushed.map(|(n, _)| n), "remote_push_failed": pushed.map(|(_, f)| f),
             "seconds": report.elapsed.as_secs_f64(), "plans_per_second": per_second,
         });
         outln!("{}", serde_json::to_string_pretty(&value)?);

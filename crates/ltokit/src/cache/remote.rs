@@ -141,6 +141,27 @@ impl RemoteLevel {
             .ok_or_else(|| "unreachable (see the warning above)".to_string())
     }
 
+    /// Publishes `cubin` as the entry of `key` (`ltokit cache push --remote`): true when
+    /// stored. A read-only level publishes nothing.
+    pub fn publish(&self, key: &PlanKey, target: Option<crate::Target>, cubin: &[u8]) -> bool {
+        if self.shared.config.mode == RemoteMode::Read {
+            return false;
+        }
+        let value = seal(&self.shared.config.signing_key, key, target, cubin);
+        let redis_key = entry_key(key);
+        let stored = self
+            .shared
+            .run(|c| redis::cmd("SET").arg(&redis_key).arg(&value).query::<()>(c))
+            .is_some();
+        if stored {
+            self.record(Stats {
+                remote_writes: 1,
+                ..Stats::default()
+            });
+        }
+        stored
+    }
+
     fn record(&self, delta: Stats) {
         self.shared.recorder.record(delta);
     }
@@ -232,7 +253,9 @@ impl Shared {
         }
     }
 
-    fn get_checked(&self, key: &PlanKey) -> Lookup {
+    /// Reads and checks the entry of `key`; a refusal is warned about and counted when
+    /// `first_look` (a request's later looks at the same bad entry are not).
+    fn get_checked(&self, key: &PlanKey, first_look: bool) -> Lookup {
         let redis_key = entry_key(key);
         let Some(value) = self.run(|c| {
             redis::cmd("GET")
@@ -246,11 +269,13 @@ impl Shared {
             Some(value) => match open_sealed(&self.config.signing_key, key, &value) {
                 Ok(cubin) => Lookup::Found(cubin),
                 Err(why) => {
-                    tracing::warn!("refusing the remote cache entry {redis_key}: {why}");
-                    self.recorder.record(Stats {
-                        remote_refused: 1,
-                        ..Stats::default()
-                    });
+                    if first_look {
+                        tracing::warn!("refusing the remote cache entry {redis_key}: {why}");
+                        self.recorder.record(Stats {
+                            remote_refused: 1,
+                            ..Stats::default()
+                        });
+                    }
                     Lookup::Refused
                 }
             },
@@ -305,7 +330,7 @@ impl CacheLevel for RemoteLevel {
 
     fn get(&self, request: &Request) -> Option<Vec<u8>> {
         let key = request.key()?;
-        match self.shared.get_checked(&key) {
+        match self.shared.get_checked(&key, true) {
             Lookup::Found(cubin) => {
                 self.record(Stats {
                     remote_hits: 1,
@@ -325,26 +350,8 @@ impl CacheLevel for RemoteLevel {
     }
 
     fn put(&self, request: &Request, cubin: &[u8]) {
-        if self.shared.config.mode == RemoteMode::Read {
-            return;
-        }
-        let Some(key) = request.key() else { return };
-        let value = seal(
-            &self.shared.config.signing_key,
-            &key,
-            Some(request.plan.target()),
-            cubin,
-        );
-        let redis_key = entry_key(&key);
-        if self
-            .shared
-            .run(|c| redis::cmd("SET").arg(&redis_key).arg(&value).query::<()>(c))
-            .is_some()
-        {
-            self.record(Stats {
-                remote_writes: 1,
-                ..Stats::default()
-            });
+        if let Some(key) = request.key() {
+            self.publish(&key, Some(request.plan.target()), cubin);
         }
     }
 
@@ -379,7 +386,7 @@ impl CacheLevel for RemoteLevel {
                         token,
                     };
                     // Linked by another node between our miss and the lock?
-                    return match self.shared.get_checked(&key) {
+                    return match self.shared.get_checked(&key, false) {
                         Lookup::Found(cubin) => Flight::Found(cubin),
                         _ => Flight::Held(Box::new(guard)),
                     };
@@ -388,7 +395,7 @@ impl CacheLevel for RemoteLevel {
             }
             // Another node is linking it: wait for its entry.
             std::thread::sleep(POLL);
-            match self.shared.get_checked(&key) {
+            match self.shared.get_checked(&key, false) {
                 Lookup::Found(cubin) => {
                     self.record(Stats {
                         remote_hits: 1,
