@@ -63,6 +63,14 @@ fn key_file(dir: &Path, name: &str, byte: u8) -> PathBuf {
     path
 }
 
+/// A test's folder, its Redis, and the fleet's settings (`None`: no redis-server here).
+fn fleet(tag: &str, mode: RemoteMode) -> Option<(PathBuf, RedisServer, RemoteConfig)> {
+    let dir = temp_dir(tag);
+    let server = RedisServer::start(&dir.join("redis"))?;
+    let config = remote(&server, &key_file(&dir, "fleet.key", 1), mode);
+    Some((dir, server, config))
+}
+
 fn remote(server: &RedisServer, key: &Path, mode: RemoteMode) -> RemoteConfig {
     let mut c = RemoteConfig::new(&server.url(), key).unwrap();
     c.mode = mode;
@@ -99,12 +107,9 @@ fn entry_name(cache: &KernelCache<CubinLoader>, p: &Plan) -> String {
 
 #[test]
 fn a_node_gets_what_another_linked_and_back_fills_its_disk() {
-    let dir = temp_dir("share");
-    let Some(server) = RedisServer::start(&dir.join("redis")) else {
+    let Some((dir, _server, config)) = fleet("share", RemoteMode::ReadWrite) else {
         return;
     };
-    let key = key_file(&dir, "fleet.key", 1);
-    let config = remote(&server, &key, RemoteMode::ReadWrite);
     let (la, lb) = (linker(0), linker(0));
     let a = node(&dir.join("a"), &config, &la);
     let p = plan("shared");
@@ -127,15 +132,9 @@ fn a_node_gets_what_another_linked_and_back_fills_its_disk() {
 
 #[test]
 fn bad_remote_entries_are_refused_counted_relinked_and_replaced() {
-    let dir = temp_dir("bad");
-    let Some(server) = RedisServer::start(&dir.join("redis")) else {
+    let Some((dir, server, config)) = fleet("bad", RemoteMode::ReadWrite) else {
         return;
     };
-    let config = remote(
-        &server,
-        &key_file(&dir, "fleet.key", 1),
-        RemoteMode::ReadWrite,
-    );
     let intruder = remote(
         &server,
         &key_file(&dir, "other.key", 2),
@@ -187,11 +186,9 @@ fn bad_remote_entries_are_refused_counted_relinked_and_replaced() {
 
 #[test]
 fn read_only_nodes_never_write() {
-    let dir = temp_dir("ro");
-    let Some(server) = RedisServer::start(&dir.join("redis")) else {
+    let Some((dir, server, config)) = fleet("ro", RemoteMode::Read) else {
         return;
     };
-    let config = remote(&server, &key_file(&dir, "fleet.key", 1), RemoteMode::Read);
     let l = linker(0);
     let n = node(&dir.join("n"), &config, &l);
     for i in 0..5 {
@@ -214,15 +211,9 @@ fn read_only_nodes_never_write() {
 
 #[test]
 fn a_dead_lock_holder_delays_others_by_its_lease_only() {
-    let dir = temp_dir("lock");
-    let Some(server) = RedisServer::start(&dir.join("redis")) else {
+    let Some((dir, server, config)) = fleet("lock", RemoteMode::ReadWrite) else {
         return;
     };
-    let config = remote(
-        &server,
-        &key_file(&dir, "fleet.key", 1),
-        RemoteMode::ReadWrite,
-    );
     let l = linker(50);
     let n = node(&dir.join("n"), &config, &l);
     let p = plan("orphaned");
@@ -252,15 +243,9 @@ fn a_dead_lock_holder_delays_others_by_its_lease_only() {
 
 #[test]
 fn concurrent_nodes_link_each_plan_once() {
-    let dir = temp_dir("flight");
-    let Some(server) = RedisServer::start(&dir.join("redis")) else {
+    let Some((dir, _server, config)) = fleet("flight", RemoteMode::ReadWrite) else {
         return;
     };
-    let config = remote(
-        &server,
-        &key_file(&dir, "fleet.key", 1),
-        RemoteMode::ReadWrite,
-    );
     let l = linker(100);
     let plans: Vec<Plan> = (0..6).map(|i| plan(&format!("hot{i}"))).collect();
     let results: Vec<Vec<Vec<u8>>> = std::thread::scope(|s| {
@@ -291,15 +276,9 @@ fn concurrent_nodes_link_each_plan_once() {
 
 #[test]
 fn a_dead_redis_costs_at_most_a_timeout_and_the_level_comes_back() {
-    let dir = temp_dir("dead");
-    let Some(mut server) = RedisServer::start(&dir.join("redis")) else {
+    let Some((dir, mut server, config)) = fleet("dead", RemoteMode::ReadWrite) else {
         return;
     };
-    let config = remote(
-        &server,
-        &key_file(&dir, "fleet.key", 1),
-        RemoteMode::ReadWrite,
-    );
     let l = linker(20);
     let n = node(&dir.join("n"), &config, &l);
     n.cubin(&plan("before")).unwrap();
