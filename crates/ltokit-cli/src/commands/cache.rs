@@ -308,22 +308,12 @@ pub fn push(
     let remote = super::remote::writable(config)?;
     let level = super::remote::level(&remote);
     let (mut pushed, mut failed) = (0, 0);
-    for e in disk.entries() {
-        let entry_target = cache::disk::entry_target(&e.path);
-        if target.is_some() && entry_target != target {
-            continue;
+    disk.for_each_cubin(target, |key, entry_target, cubin| {
+        if level.publish(&key, entry_target, &cubin) {
+            pushed += 1;
+        } else {
+            failed += 1;
         }
-        let Ok(key) = e.key.parse::<ltokit::digest::Digest>() else {
-            continue;
-        };
-        let key = ltokit::plan::PlanKey(key);
-        if let cache::disk::Lookup::Hit(cubin) = disk.get(&key) {
-            if level.publish(&key, entry_target, &cubin) {
-                pushed += 1;
-            } else {
-                failed += 1;
-            }
-        }
-    }
+    });
     Ok((pushed, failed))
 }

@@ -168,7 +168,7 @@ pub fn run(command: ProviderCommand) -> anyhow::Result<ExitCode> {
                     .context("the disk cache is off; pass --cache-dir")?;
                 let disk = ltokit::cache::open_for_maintenance(&dir, config.max_bytes)?;
                 let linker = NvJitLinkLinker::new(Some(disk.root().join("linkers"))).version()?;
-                build::from_cache(&disk, target, linker, "promoted-cache")?
+                ltokit::cache::promote::to_provider(&disk, target, linker, "promoted-cache")?
             } else {
                 let bundle = Bundle::open(&bundle.context("pass --bundle B (or --from-cache)")?)?;
                 let names: Option<Vec<String>> = if plans == "all" {

@@ -331,6 +331,28 @@ impl DiskCache {
         out.into_iter().map(|(_, e)| e).collect()
     }
 
+    /// Calls `f` with the key, target and verified cubin of every entry (of `target`
+    /// only, when given); entries that fail verification are skipped (a later read
+    /// removes them).
+    pub fn for_each_cubin(
+        &self,
+        target: Option<Target>,
+        mut f: impl FnMut(PlanKey, Option<Target>, Vec<u8>),
+    ) {
+        for e in self.entries() {
+            let entry_target = entry_target(&e.path);
+            if target.is_some() && entry_target != target {
+                continue;
+            }
+            let Ok(key) = e.key.parse::<Digest>() else {
+                continue;
+            };
+            if let Lookup::Hit(cubin) = self.get(&PlanKey(key)) {
+                f(PlanKey(key), entry_target, cubin);
+            }
+        }
+    }
+
     /// Removes least-recently-used entries until the total is at most `max_bytes`
     /// (`keep` is removed last). Returns how many were removed.
     pub fn evict_to(&self, max_bytes: u64, keep: Option<&Path>) -> u64 {

@@ -32,6 +32,7 @@ pub mod disk;
 pub mod disk_level;
 pub mod level;
 pub(crate) mod memory;
+pub mod promote;
 pub mod providers;
 #[cfg(feature = "remote")]
 pub mod remote;

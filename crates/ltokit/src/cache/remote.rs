@@ -387,7 +387,13 @@ impl CacheLevel for RemoteLevel {
                     };
                     // Linked by another node between our miss and the lock?
                     return match self.shared.get_checked(&key, false) {
-                        Lookup::Found(cubin) => Flight::Found(cubin),
+                        Lookup::Found(cubin) => {
+                            self.record(Stats {
+                                remote_hits: 1,
+                                ..Stats::default()
+                            });
+                            Flight::Found(cubin)
+                        }
                         _ => Flight::Held(Box::new(guard)),
                     };
                 }

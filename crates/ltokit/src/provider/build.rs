@@ -1,15 +1,12 @@
-//! Building providers: from a bundle (link every plan, or a list, for one target), or by
-//! promoting what a disk cache holds for that target (what a fleet really used).
+//! Building providers: from a bundle (link every plan, or a list, for one target), or from
+//! any cubins (`cache::promote` makes one of what a disk cache holds).
 
 use std::sync::Arc;
 
 use super::{NewEntry, Provider, ProviderInfo, SkippedPlan};
 use crate::arch::Target;
 use crate::bundle::Bundle;
-use crate::cache::disk::{self, DiskCache, Lookup};
-use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::plan::PlanKey;
 use crate::toolkit::nvjitlink::NvJitLink;
 use crate::version::Version;
 
@@ -96,50 +93,11 @@ pub fn from_linked(
         producer,
         skipped: linked.skipped,
     };
-    write(info, linked.entries)
+    from_entries(info, linked.entries)
 }
 
-/// Promotes the disk cache's entries for `target` (linked by nvJitLink `linker`).
-pub fn from_cache(
-    cache: &DiskCache,
-    target: Target,
-    linker: Version,
-    name: &str,
-) -> Result<(Vec<u8>, BuildSummary)> {
-    let mut entries = Vec::new();
-    for e in cache.entries() {
-        if disk::entry_target(&e.path) != Some(target) {
-            continue;
-        }
-        let Ok(key) = e.key.parse::<Digest>() else {
-            continue;
-        };
-        if let Lookup::Hit(cubin) = cache.get(&PlanKey(key)) {
-            entries.push(NewEntry {
-                key,
-                plan: None,
-                kernel: None,
-                cubin,
-            });
-        }
-    }
-    if entries.is_empty() {
-        return Err(Error::InvalidArgument(format!(
-            "the cache at {} holds no entry for {target}",
-            cache.root().display()
-        )));
-    }
-    let info = ProviderInfo {
-        name: name.to_string(),
-        target,
-        linker,
-        producer: None,
-        skipped: Vec::new(),
-    };
-    write(info, entries)
-}
-
-fn write(info: ProviderInfo, entries: Vec<NewEntry>) -> Result<(Vec<u8>, BuildSummary)> {
+/// Writes a provider of `entries` described by `info`.
+pub fn from_entries(info: ProviderInfo, entries: Vec<NewEntry>) -> Result<(Vec<u8>, BuildSummary)> {
     let n = entries.len();
     let skipped = info.skipped.clone();
     let bytes = Provider::write(info, entries, 0)?;
