@@ -222,6 +222,13 @@ struct ProbeRow {
     device_qps: f64,
     /// Bytes of the probed lists' rows over the device-resident time.
     scanned_gb_per_s: f64,
+    /// Rows of the probed lists per query (the work the partition leaves per query).
+    rows_per_query: f64,
+    /// One call of `batch` queries, device-resident, waited for (median of 30): latency.
+    device_call_ms: f64,
+    /// Where one device-resident pass over all queries spends its time, stage by stage
+    /// (each stage waited for: a little slower than an unprofiled pass).
+    stages: ltokit_ivf::gpu::profile::StageTimes,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -312,9 +319,10 @@ fn bench(
     let mut ids_dev = gpu.alloc::<i64>(queries.rows * k)?;
     let mut dist_dev = gpu.alloc::<f32>(queries.rows * k)?;
     let row_bytes = base.dim * base.dtype.size();
-    let mut search_device = |n_probes: usize| -> anyhow::Result<()> {
-        for start in (0..queries.rows).step_by(batch) {
-            let end = (start + batch).min(queries.rows);
+    // The first `upto` queries, a batch at a time, waited for at the end.
+    let mut search_device = |n_probes: usize, upto: usize| -> anyhow::Result<()> {
+        for start in (0..upto).step_by(batch) {
+            let end = (start + batch).min(upto);
             gindex.search_device_bytes(
                 &engine,
                 &q_dev.slice(start * row_bytes..end * row_bytes),
@@ -339,14 +347,14 @@ fn bench(
     let mut rows = Vec::new();
     for &p in probe_list {
         let found = search_host(p)?; // warm-up (and the recall)
-        search_device(p)?;
+        search_device(p, queries.rows)?;
         let (mut host, mut device) = (Vec::new(), Vec::new());
         for _ in 0..reps.max(1) {
             let t = Instant::now();
             search_host(p)?;
             host.push(t.elapsed().as_secs_f64());
             let t = Instant::now();
-            search_device(p)?;
+            search_device(p, queries.rows)?;
             device.push(t.elapsed().as_secs_f64());
         }
         let (host, device) = (median(&mut host), median(&mut device));
@@ -358,6 +366,18 @@ fn bench(
             .map(|&l| index.list_size[l as usize] as u64)
             .sum();
         let bytes = rows_scanned * row_bytes as u64;
+        // Latency: one batch at a time, each waited for.
+        let first = batch.min(queries.rows);
+        let mut calls = Vec::with_capacity(30);
+        for _ in 0..30 {
+            let t = Instant::now();
+            search_device(p, first)?;
+            calls.push(t.elapsed().as_secs_f64());
+        }
+        engine.set_profiling(true);
+        search_device(p, queries.rows)?;
+        let stages = engine.stage_times();
+        engine.set_profiling(false);
         rows.push(ProbeRow {
             n_probes: p,
             recall,
@@ -366,6 +386,9 @@ fn bench(
             device_median_ms: device * 1e3,
             device_qps: queries.rows as f64 / device,
             scanned_gb_per_s: bytes as f64 / device / 1e9,
+            rows_per_query: rows_scanned as f64 / queries.rows as f64,
+            device_call_ms: median(&mut calls) * 1e3,
+            stages,
         });
     }
     let stats = engine.cache().stats();
@@ -389,25 +412,32 @@ fn bench(
         );
         outln!("build {build_s:.2} s (training set {:.2}, k-means {:.2}, assignment {:.2}, layout {:.2}); exact ground truth {truth_s:.2} s; first search in this process {first_search_ms:.1} ms", build_times.training_set, build_times.kmeans, build_times.assignment, build_times.layout);
         outln!(
-            "{:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12}",
+            "{:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10} {:>9}   stages ms: coarse / scan / merge",
             "n_probes",
             "recall",
             "host ms",
             "host QPS",
             "device ms",
             "device QPS",
-            "scanned GB/s"
+            "scanned GB/s",
+            "rows/query",
+            "call ms"
         );
         for r in &rows {
             outln!(
-                "{:>8} {:>8.4} {:>10.2} {:>10.0} {:>10.2} {:>10.0} {:>12.0}",
+                "{:>8} {:>8.4} {:>10.2} {:>10.0} {:>10.2} {:>10.0} {:>12.0} {:>10.0} {:>9.3}   {:.2} / {:.2} / {:.2}",
                 r.n_probes,
                 r.recall,
                 r.median_ms,
                 r.qps,
                 r.device_median_ms,
                 r.device_qps,
-                r.scanned_gb_per_s
+                r.scanned_gb_per_s,
+                r.rows_per_query,
+                r.device_call_ms,
+                r.stages.coarse_s * 1e3,
+                r.stages.scan_s * 1e3,
+                r.stages.merge_s * 1e3
             );
         }
         outln!(

@@ -16,6 +16,7 @@
 pub mod coarse;
 pub mod kmeans;
 pub mod lists;
+pub mod profile;
 pub mod scan;
 pub mod search;
 mod workspace;
@@ -135,9 +136,21 @@ pub struct IvfGpu {
     bundle: Arc<Bundle>,
     target: Target,
     kernels: Mutex<HashMap<String, Arc<Kernel>>>,
+    profiler: profile::Profiler,
 }
 
 impl IvfGpu {
+    /// Switches the per-stage clock on (its counters reset) or off; see
+    /// [`profile`].
+    pub fn set_profiling(&self, on: bool) {
+        self.profiler.set(on);
+    }
+
+    /// Time per search stage since profiling was switched on.
+    pub fn stage_times(&self) -> profile::StageTimes {
+        self.profiler.times()
+    }
+
     /// An engine on `gpu` (which may wrap the caller's own context and stream, see
     /// [`Gpu::from_stream`]) with the given cache settings.
     pub fn new(gpu: Arc<Gpu>, cache: CacheConfig) -> Result<Self> {
@@ -148,6 +161,7 @@ impl IvfGpu {
             bundle: bundle()?,
             target,
             kernels: Mutex::new(HashMap::new()),
+            profiler: profile::Profiler::default(),
         })
     }
 

@@ -8,6 +8,7 @@ use ltokit::launch::{
 };
 use ltokit::{Error, Result};
 
+use super::profile::Stage;
 use super::{capacity, plan_names, DeviceLists, IvfGpu, KernelSpec, Neighbors};
 use crate::data::Matrix;
 use crate::metric::{Filter, Metric};
@@ -172,6 +173,7 @@ impl IvfGpu {
         // nb × groups × k ≤ nb × n_probes × k candidates, no more than cand holds
         // (checked above).
         unsafe { launch.run() }?;
+        self.profiler.lap(&self.gpu, Stage::Scan)?;
         let n_cand_q = (groups * b.k) as i32;
         let cfg = LaunchConfig {
             grid_dim: (b.nb as u32, 1, 1),
@@ -188,7 +190,8 @@ impl IvfGpu {
             .view_mut(out_i);
         // SAFETY: the merge reads groups × k candidates per query for nb queries (what the
         // scan wrote) and writes k results per query, within out (checked above).
-        unsafe { launch.run() }
+        unsafe { launch.run() }?;
+        self.profiler.lap(&self.gpu, Stage::Merge)
     }
 
     /// For each query (in the lists' type, `lists.dim` wide), scans the lists named in

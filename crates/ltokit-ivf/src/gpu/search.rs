@@ -12,6 +12,7 @@ use ltokit::launch::{CudaView, CudaViewMut, DeviceElem};
 use ltokit::{Error, Result};
 
 use super::coarse::coarse_kernel;
+use super::profile::Stage;
 use super::scan::{scan_kernels, ScanBatch};
 use super::workspace::{HostStaging, Workspace};
 use super::{capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, Neighbors, MAX_K};
@@ -161,6 +162,7 @@ impl GpuIndex {
         for start in (0..nq).step_by(batch) {
             let nb = batch.min(nq - start);
             let q = queries.slice(start * per_query..(start + nb) * per_query);
+            engine.profiler.begin(gpu)?;
             engine.coarse(
                 &self.centers,
                 &q,
@@ -170,6 +172,7 @@ impl GpuIndex {
                 &mut probes.slice_mut(0..nb * n_probes),
                 bad,
             )?;
+            engine.profiler.lap(gpu, Stage::Coarse)?;
             let b = ScanBatch {
                 lists: &self.lists,
                 metric: self.metric,
