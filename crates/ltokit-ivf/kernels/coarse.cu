@@ -9,6 +9,11 @@
 // query's own norm, −inner product, or −cosine up to the query's norm), and offers them
 // to the warp's running top-k. Non-finite query values are reported through `bad_query`
 // (1 + the first such query seen), so that no host pass over the batch is needed.
+//
+// Small batches split the centres over gridDim.y blocks (`centers_per_split` each), so
+// that a single query uses many SMs: block (x, y) then writes its best n_probes of split y
+// — ids (−1 where it has fewer) and scores — at ((q · gridDim.y + y) · n_probes), and a
+// merge (ivf_merge with the identity report) picks each query's best n_probes of them.
 #include <cuda_fp16.h>
 #include "topk.cuh"
 
@@ -32,9 +37,10 @@ __device__ __forceinline__ float coarse_load(const unsigned char* q, long long j
 #define IVF_COARSE_PARAMS                                                                 \
     const unsigned char* __restrict__ queries, int nq, int dim, int dtype, int metric,    \
     const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers, \
-    int n_probes, long long* __restrict__ out_probes, int* __restrict__ bad_query
+    int centers_per_split, int n_probes, long long* __restrict__ out_probes,                  \
+    float* __restrict__ out_scores, int* __restrict__ bad_query
 #define IVF_COARSE_ARGS queries, nq, dim, dtype, metric, centers, center_norms, n_centers, \
-    n_probes, out_probes, bad_query
+    centers_per_split, n_probes, out_probes, out_scores, bad_query
 
 template <int CAP>
 __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
@@ -49,6 +55,8 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
     const int lane = threadIdx.x % 32;
     const int q0 = blockIdx.x * IVF_COARSE_Q;
     const int nthreads = blockDim.x;
+    const int c_begin = blockIdx.y * centers_per_split;
+    const int c_end = min(n_centers, c_begin + centers_per_split);
 
     for (int i = threadIdx.x; i < IVF_COARSE_Q * dim; i += nthreads) {
         const int w = i / dim, j = i % dim;
@@ -66,14 +74,14 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
     float thr = inf;
     const float* q = qs + warp * dim;
 
-    for (int c0 = 0; c0 < n_centers; c0 += IVF_COARSE_C) {
+    for (int c0 = c_begin; c0 < c_end; c0 += IVF_COARSE_C) {
         float acc[4] = {0.f, 0.f, 0.f, 0.f};
         for (int k0 = 0; k0 < dim; k0 += IVF_COARSE_K) {
             __syncthreads();
             for (int i = threadIdx.x; i < IVF_COARSE_C * IVF_COARSE_K; i += nthreads) {
                 const int c = i / IVF_COARSE_K, kk = i % IVF_COARSE_K;
                 float v = 0.f;
-                if (c0 + c < n_centers && k0 + kk < dim) v = centers[(long long)(c0 + c) * dim + k0 + kk];
+                if (c0 + c < c_end && k0 + kk < dim) v = centers[(long long)(c0 + c) * dim + k0 + kk];
                 cs[c * (IVF_COARSE_K + 1) + kk] = v;
             }
             __syncthreads();
@@ -88,7 +96,7 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
         for (int r = 0; r < 4; ++r) {
             const int c = c0 + lane + 32 * r;
             float s = inf;
-            if (c < n_centers && q0 + warp < nq) {
+            if (c < c_end && q0 + warp < nq) {
                 const float cn = center_norms[c];
                 if (metric == 0) s = cn - 2.f * acc[r];
                 else if (metric == 1) s = -acc[r];
@@ -98,8 +106,13 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
         }
     }
     if (q0 + warp < nq) {
-        long long* out = out_probes + (long long)(q0 + warp) * n_probes;
-        for (int j = lane; j < n_probes; j += 32) out[j] = id[j] >= 0 ? id[j] : 0;
+        if (gridDim.y == 1) {
+            long long* out = out_probes + (long long)(q0 + warp) * n_probes;
+            for (int j = lane; j < n_probes; j += 32) out[j] = id[j] >= 0 ? id[j] : 0;
+        } else {
+            const long long at = ((long long)(q0 + warp) * gridDim.y + blockIdx.y) * n_probes;
+            for (int j = lane; j < n_probes; j += 32) { out_probes[at + j] = id[j]; out_scores[at + j] = d[j]; }
+        }
     }
 }
 

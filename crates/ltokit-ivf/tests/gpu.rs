@@ -344,3 +344,61 @@ fn a_non_finite_query_is_named() {
     let clean = Matrix::from_f32(40, 32, &values).unwrap();
     gindex.search(&engine, &clean, 5, 4, &Filter::None).unwrap();
 }
+
+#[test]
+#[ignore = "needs a GPU"]
+fn small_batches_split_the_coarse_search_and_still_find_the_best_lists() {
+    // Enough centres (5 tiles of 128) that a batch of a few queries is spread over
+    // several blocks, whose partial choices a merge combines.
+    let engine = engine();
+    let s = seed();
+    let mut rng = Rng::new(s);
+    let base = synthetic(8_000, 32, 40, DType::F32, s);
+    for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
+        let index = index_with_empty_list(&base, metric, 600, s);
+        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        for nq in [1usize, 3, 9, 100] {
+            let queries = synthetic(nq, 32, 40, DType::F32, rng.next_u64());
+            let qf = queries.to_f32();
+            for n_probes in [1usize, 7, 40] {
+                let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
+                for qi in 0..nq {
+                    let q = &qf[qi * 32..(qi + 1) * 32];
+                    let cpu = coarse(&index, q, n_probes);
+                    let mut got: Vec<f64> = probes[qi * n_probes..(qi + 1) * n_probes]
+                        .iter()
+                        .map(|&l| {
+                            assert!((0..index.centers.len() as i64 / 32).contains(&l));
+                            metric.score(q, &index.centers[l as usize * 32..(l as usize + 1) * 32])
+                        })
+                        .collect();
+                    got.sort_by(f64::total_cmp);
+                    for (g, (_, c)) in got.iter().zip(&cpu) {
+                        assert!(
+                            close(*g, *c),
+                            "{metric:?} nq {nq} n_probes {n_probes} query {qi}: {got:?} vs {cpu:?} (seed {s})"
+                        );
+                    }
+                }
+            }
+            // The whole search of a small batch equals the same search inside a large one.
+            let found = gindex
+                .search(&engine, &queries, 10, 20, &Filter::None)
+                .unwrap();
+            let mut big = qf.clone();
+            big.extend(synthetic(2_000, 32, 40, DType::F32, s ^ 7).to_f32());
+            let big = Matrix::from_f32(nq + 2_000, 32, &big).unwrap();
+            let found_big = gindex.search(&engine, &big, 10, 20, &Filter::None).unwrap();
+            for qi in 0..nq {
+                assert_eq!(
+                    found.ids_of(qi),
+                    found_big.ids_of(qi),
+                    "{metric:?} nq {nq} query {qi}"
+                );
+            }
+        }
+    }
+    println!(
+        "split coarse search: 3 metrics × 4 batch sizes × 3 probe counts match the CPU (seed {s})"
+    );
+}

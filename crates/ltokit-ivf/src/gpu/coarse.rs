@@ -7,6 +7,8 @@ use ltokit::launch::{
 };
 use ltokit::{Error, Result};
 
+use super::scan::merge_kernel;
+use super::workspace::Buffer;
 use super::{capacity, coarse_plan_name, dtype_code, IvfGpu, KernelSpec};
 use crate::data::DType;
 use crate::metric::Metric;
@@ -29,10 +31,37 @@ const COARSE_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::F32, Extent::Any),           // centres
     Param::Buffer(Elem::F32, Extent::Any),           // centre norms
     Param::I32,                                      // n_centers
+    Param::I32,                                      // centres per split
     Param::I32,                                      // n_probes
-    Param::BufferMut(Elem::I64, Extent::Any),        // probes out
+    Param::BufferMut(Elem::I64, Extent::Any),        // probes out (or per-split ids)
+    Param::BufferMut(Elem::F32, Extent::Any),        // per-split scores (when split)
     Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
 ];
+
+/// SMs a small batch's coarse search should spread over (an H200 has 132).
+const SPREAD_BLOCKS: usize = 132;
+/// Most splits of the centres.
+const MAX_SPLITS: usize = 64;
+
+/// How many parts the centres are split into for `nq` queries over `n_centers` centres:
+/// one when the batch fills the GPU by itself, else enough parts of whole tiles to reach
+/// about [`SPREAD_BLOCKS`] blocks.
+pub(crate) fn coarse_splits(nq: usize, n_centers: usize) -> usize {
+    let blocks = nq.div_ceil(QUERIES_PER_BLOCK).max(1);
+    let tiles = n_centers.div_ceil(TILE_ROWS).max(1);
+    let wanted = (SPREAD_BLOCKS / blocks).clamp(1, MAX_SPLITS).min(tiles);
+    // Whole tiles per split, then as many splits as that takes.
+    let per_split = tiles.div_ceil(wanted) * TILE_ROWS;
+    n_centers.div_ceil(per_split).max(1)
+}
+
+/// Device scratch of a split coarse search: per-split ids and scores, merged scores.
+#[derive(Default)]
+pub(crate) struct CoarseScratch {
+    ids: Buffer<i64>,
+    scores: Buffer<f32>,
+    merged: Buffer<f32>,
+}
 
 /// Centres on the device with what the coarse score needs of each: its squared norm for
 /// L2, its norm for cosine.
@@ -92,6 +121,21 @@ impl DeviceCenters {
     }
 }
 
+/// The kernels a coarse search of `nq` queries over `n_centers` centres needs: the coarse
+/// kernel, and the merge of its splits when it splits.
+pub(crate) fn coarse_kernels(
+    dim: usize,
+    n_probes: usize,
+    nq: usize,
+    n_centers: usize,
+) -> Result<Vec<KernelSpec>> {
+    let mut specs = vec![coarse_kernel(dim, n_probes)?];
+    if coarse_splits(nq, n_centers) > 1 {
+        specs.push(merge_kernel(Metric::L2, n_probes)?);
+    }
+    Ok(specs)
+}
+
 /// The coarse-search kernel for `dim`-dimensional queries and `n_probes` probes.
 pub(crate) fn coarse_kernel(dim: usize, n_probes: usize) -> Result<KernelSpec> {
     let cap = capacity(n_probes)?;
@@ -145,20 +189,36 @@ impl IvfGpu {
         let spec = coarse_kernel(dim, n_probes)?;
         let smem = spec.shared;
         let kernel = self.kernel(&spec.plan, spec.signature, spec.shared)?;
-        let (nq_i, dim_i, dtype_i, metric_i, n_i, probes_i) = (
+        let splits = coarse_splits(nq, centers.n);
+        let per_split = centers.n.div_ceil(splits);
+        let (nq_i, dim_i, dtype_i, metric_i, n_i, per_split_i, probes_i) = (
             nq as i32,
             dim as i32,
             dtype_code(dtype),
             centers.metric_code(),
             centers.n as i32,
+            per_split as i32,
             n_probes as i32,
         );
         let cfg = LaunchConfig {
-            grid_dim: (nq.div_ceil(QUERIES_PER_BLOCK) as u32, 1, 1),
+            grid_dim: (nq.div_ceil(QUERIES_PER_BLOCK) as u32, splits as u32, 1),
             block_dim: (32 * QUERIES_PER_BLOCK as u32, 1, 1),
             shared_mem_bytes: smem as u32,
         };
-        let launch = Launch::on(self.gpu.stream(), &kernel, cfg)
+        let gpu = &self.gpu;
+        let mut scratch = self.coarse_scratch.lock();
+        let CoarseScratch {
+            ids,
+            scores,
+            merged,
+        } = &mut *scratch;
+        let n_split_out = if splits > 1 {
+            nq * splits * n_probes
+        } else {
+            1
+        };
+        let scores = scores.at_least(gpu, n_split_out)?;
+        let launch = Launch::on(gpu.stream(), &kernel, cfg)
             .view(queries)
             .scalar(&nq_i)
             .scalar(&dim_i)
@@ -167,12 +227,47 @@ impl IvfGpu {
             .buffer(&centers.centers)
             .buffer(&centers.norms)
             .scalar(&n_i)
-            .scalar(&probes_i)
-            .view_mut(probes)
+            .scalar(&per_split_i)
+            .scalar(&probes_i);
+        if splits == 1 {
+            let launch = launch
+                .view_mut(probes)
+                .buffer_mut(scores)
+                .buffer_mut(bad_query);
+            // SAFETY: one split: the kernel reads nq × dim query values of `dtype` (checked
+            // above), n_centers × dim centre values and n_centers norms (uploaded
+            // together), and writes nq × n_probes probes (checked above) and one flag.
+            return unsafe { launch.run() };
+        }
+        let ids = ids.at_least(gpu, n_split_out)?;
+        let launch = launch
+            .buffer_mut(ids)
+            .buffer_mut(scores)
             .buffer_mut(bad_query);
-        // SAFETY: the kernel reads nq × dim query values of `dtype` (checked above),
-        // n_centers × dim centre values and n_centers norms (uploaded together), and writes
-        // nq × n_probes probes (checked above) and one flag.
+        // SAFETY: as above, but block (x, y) writes its n_probes ids and scores per query
+        // at ((q · splits + y) · n_probes): nq × splits × n_probes of each, the length of
+        // `ids` and `scores`; centres are read in [y · per_split, min(n, (y+1) · per_split)).
+        unsafe { launch.run() }?;
+        let spec = merge_kernel(Metric::L2, n_probes)?;
+        let merge = self.kernel(&spec.plan, spec.signature, spec.shared)?;
+        let merged = merged.at_least(gpu, nq * n_probes)?;
+        let (n_cand_i, k_i) = ((splits * n_probes) as i32, n_probes as i32);
+        let cfg = LaunchConfig {
+            grid_dim: (nq as u32, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: spec.shared as u32,
+        };
+        let launch = Launch::on(gpu.stream(), &merge, cfg)
+            .buffer(&*scores)
+            .buffer(&*ids)
+            .scalar(&n_cand_i)
+            .scalar(&k_i)
+            .buffer_mut(merged)
+            .view_mut(probes);
+        // SAFETY: the merge reads splits × n_probes candidates per query for nq queries
+        // (what the coarse kernel wrote) and writes n_probes scores and ids per query:
+        // nq × n_probes, within `merged` and `probes` (checked above). n_probes ≤ the
+        // number of centres, so every query gets n_probes valid ids.
         unsafe { launch.run() }
     }
 

@@ -137,6 +137,7 @@ pub struct IvfGpu {
     target: Target,
     kernels: Mutex<HashMap<String, Arc<Kernel>>>,
     profiler: profile::Profiler,
+    coarse_scratch: Mutex<coarse::CoarseScratch>,
 }
 
 impl IvfGpu {
@@ -162,6 +163,7 @@ impl IvfGpu {
             target,
             kernels: Mutex::new(HashMap::new()),
             profiler: profile::Profiler::default(),
+            coarse_scratch: Mutex::new(coarse::CoarseScratch::default()),
         })
     }
 

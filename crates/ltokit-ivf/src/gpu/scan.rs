@@ -71,7 +71,7 @@ pub(crate) fn scan_kernels(
     filter: &Filter,
     k: usize,
 ) -> Result<[KernelSpec; 2]> {
-    let (scan, merge) = plan_names(lists.dtype, lists.veclen, metric, filter, k)?;
+    let (scan, _) = plan_names(lists.dtype, lists.veclen, metric, filter, k)?;
     let cap = capacity(k)?;
     Ok([
         KernelSpec {
@@ -79,12 +79,19 @@ pub(crate) fn scan_kernels(
             signature: SCAN_SIGNATURE,
             shared: 4 * cap * 12 + lists.dim * 4,
         },
-        KernelSpec {
-            plan: merge,
-            signature: MERGE_SIGNATURE,
-            shared: cap * 12,
-        },
+        merge_kernel(metric, k)?,
     ])
+}
+
+/// The merge of candidates into each query's top `k`, reported by `metric` (`l2`: the
+/// scores as they are).
+pub(crate) fn merge_kernel(metric: Metric, k: usize) -> Result<KernelSpec> {
+    let cap = capacity(k)?;
+    Ok(KernelSpec {
+        plan: format!("merge_c{cap}_{}", metric.name()),
+        signature: MERGE_SIGNATURE,
+        shared: cap * 12,
+    })
 }
 
 /// Bytes of list rows one scan block should cover at least, so that its fixed costs

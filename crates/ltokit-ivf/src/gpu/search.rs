@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use ltokit::launch::{CudaView, CudaViewMut, DeviceElem};
 use ltokit::{Error, Result};
 
-use super::coarse::coarse_kernel;
+use super::coarse::coarse_kernels;
 use super::profile::Stage;
 use super::scan::{scan_kernels, ScanBatch};
 use super::workspace::{HostStaging, Workspace};
@@ -141,7 +141,10 @@ impl GpuIndex {
         }
         // A first search links (or fetches) its three plans at once.
         let [scan, merge] = scan_kernels(&self.lists, self.metric, filter, k)?;
-        engine.prepare(&[coarse_kernel(self.dim, n_probes)?, scan, merge])?;
+        let batch = IvfGpu::batch_size(n_probes, k).min(nq);
+        let mut specs = coarse_kernels(self.dim, n_probes, batch, self.centers.len())?;
+        specs.extend([scan, merge]);
+        engine.prepare(&specs)?;
         let gpu = engine.gpu();
         let owned_filter;
         let filter_words = match filter {
@@ -154,7 +157,6 @@ impl GpuIndex {
                 (&owned_filter.0, owned_filter.1)
             }
         };
-        let batch = IvfGpu::batch_size(n_probes, k).min(nq);
         let probes = ws.probes.at_least(gpu, batch * n_probes)?;
         let cand_d = ws.cand_d.at_least(gpu, batch * n_probes * k)?;
         let cand_i = ws.cand_i.at_least(gpu, batch * n_probes * k)?;
