@@ -55,6 +55,35 @@ fn index_with_empty_list(base: &Matrix, metric: Metric, n_lists: usize, seed: u6
     .unwrap()
 }
 
+/// The coarse search chose, for each query, lists whose centres score as well as the
+/// CPU's `n_probes` best (ties may pick other lists of equal score).
+fn assert_best_lists(index: &IvfIndex, qf: &[f32], probes: &[i64], n_probes: usize, ctx: &str) {
+    let dim = index.dim;
+    let n_lists = (index.centers.len() / dim) as i64;
+    let metric = if index.metric == Metric::L2Sqrt {
+        Metric::L2
+    } else {
+        index.metric
+    };
+    for (qi, q) in qf.chunks(dim).enumerate() {
+        let cpu = coarse(index, q, n_probes);
+        let mut got: Vec<f64> = probes[qi * n_probes..(qi + 1) * n_probes]
+            .iter()
+            .map(|&l| {
+                assert!((0..n_lists).contains(&l), "{ctx}: list {l} of {n_lists}");
+                metric.score(q, &index.centers[l as usize * dim..(l as usize + 1) * dim])
+            })
+            .collect();
+        got.sort_by(f64::total_cmp);
+        for (g, (_, c)) in got.iter().zip(&cpu) {
+            assert!(
+                close(*g, *c),
+                "{ctx} {metric:?} query {qi}: {got:?} vs {cpu:?}"
+            );
+        }
+    }
+}
+
 fn filters(n_ids: usize, n_queries: usize, rng: &mut Rng) -> Vec<Filter> {
     let words = n_ids.div_ceil(32);
     let bits: Vec<u32> = (0..n_queries * words)
@@ -89,30 +118,7 @@ fn every_variant_matches_the_cpu_reference() {
                 let gindex = GpuIndex::upload(&engine, &index).unwrap();
                 let n_probes = 5;
                 let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
-                // Coarse search: the chosen lists score as well as the CPU's best.
-                for qi in 0..queries.rows {
-                    let q = &qf[qi * dim..(qi + 1) * dim];
-                    let cpu = coarse(&index, q, n_probes);
-                    let coarse_metric = if metric == Metric::L2Sqrt {
-                        Metric::L2
-                    } else {
-                        metric
-                    };
-                    let mut got: Vec<f64> = probes[qi * n_probes..(qi + 1) * n_probes]
-                        .iter()
-                        .map(|&l| {
-                            coarse_metric
-                                .score(q, &index.centers[l as usize * dim..(l as usize + 1) * dim])
-                        })
-                        .collect();
-                    got.sort_by(f64::total_cmp);
-                    for (g, (_, c)) in got.iter().zip(&cpu) {
-                        assert!(
-                            close(*g, *c),
-                            "{dtype:?} {metric:?} coarse: {got:?} vs {cpu:?}"
-                        );
-                    }
-                }
+                assert_best_lists(&index, &qf, &probes, n_probes, &format!("{dtype:?}"));
                 for filter in filters(base.rows, queries.rows, &mut rng) {
                     for k in [1usize, 10, 100, 700] {
                         let found = gindex
@@ -362,24 +368,13 @@ fn small_batches_split_the_coarse_search_and_still_find_the_best_lists() {
             let qf = queries.to_f32();
             for n_probes in [1usize, 7, 40] {
                 let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
-                for qi in 0..nq {
-                    let q = &qf[qi * 32..(qi + 1) * 32];
-                    let cpu = coarse(&index, q, n_probes);
-                    let mut got: Vec<f64> = probes[qi * n_probes..(qi + 1) * n_probes]
-                        .iter()
-                        .map(|&l| {
-                            assert!((0..index.centers.len() as i64 / 32).contains(&l));
-                            metric.score(q, &index.centers[l as usize * 32..(l as usize + 1) * 32])
-                        })
-                        .collect();
-                    got.sort_by(f64::total_cmp);
-                    for (g, (_, c)) in got.iter().zip(&cpu) {
-                        assert!(
-                            close(*g, *c),
-                            "{metric:?} nq {nq} n_probes {n_probes} query {qi}: {got:?} vs {cpu:?} (seed {s})"
-                        );
-                    }
-                }
+                assert_best_lists(
+                    &index,
+                    &qf,
+                    &probes,
+                    n_probes,
+                    &format!("nq {nq} n_probes {n_probes} (seed {s})"),
+                );
             }
             // The whole search of a small batch equals the same search inside a large one.
             let found = gindex
