@@ -183,6 +183,70 @@ pub fn reseed_beside<L: Copy + TryInto<usize>>(
     true
 }
 
+/// Lists at most this fraction of the mean size are moved by [`adjust_small_lists`].
+pub const ADJUST_THRESHOLD: f64 = 0.25;
+/// The weight of the large list's centre against the drawn point when a small list moves.
+const ADJUST_CENTER_WEIGHT: f32 = 7.0;
+
+/// The balancing step of cuVS's balanced k-means, applied between Lloyd iterations: every
+/// list of at most [`ADJUST_THRESHOLD`] × the mean size moves next to the centre of a
+/// list of at least the mean size — `(w · c[label(i)] + x_i) / (w + 1)` with `w =
+/// min(size, 7)` — where `i` is a point drawn in a fixed stride, kept only if its list is
+/// large. Points are drawn where the data is, so centres move to where the data (and the
+/// queries) are dense, splitting the large lists there on the next assignment; plain
+/// Lloyd instead keeps a centre on every small, far-away cluster. Returns whether any
+/// centre moved. `centers` and `labels` are those of the assignment that gave `sizes`.
+pub fn adjust_small_lists<L: Copy + TryInto<usize>>(
+    centers: &mut [f32],
+    sizes: &[usize],
+    labels: &[L],
+    train: &[f32],
+    dim: usize,
+    rng: &mut Rng,
+) -> bool {
+    let k = sizes.len();
+    let n = labels.len();
+    let mean = (n / k.max(1)).max(1);
+    let threshold = mean as f64 * ADJUST_THRESHOLD;
+    if n == 0 || !sizes.iter().any(|&c| c as f64 <= threshold) {
+        return false;
+    }
+    let label = |i: usize| labels[i].try_into().ok().filter(|&l| l < k);
+    if !(0..n).any(|i| label(i).is_some_and(|l| sizes[l] >= mean)) {
+        return false;
+    }
+    let old = centers.to_vec();
+    // A stride coprime with n visits every point.
+    const STRIDES: [usize; 8] = [29, 71, 113, 173, 229, 281, 349, 409];
+    let stride = STRIDES
+        .iter()
+        .copied()
+        .cycle()
+        .skip(rng.below(STRIDES.len()))
+        .take(STRIDES.len())
+        .find(|s| !n.is_multiple_of(*s))
+        .unwrap_or(1);
+    let mut at = rng.below(n);
+    let mut moved = false;
+    for l in 0..k {
+        if sizes[l] as f64 > threshold {
+            continue;
+        }
+        let (i, big) = loop {
+            at = (at + stride) % n;
+            if let Some(big) = label(at).filter(|&b| sizes[b] >= mean) {
+                break (at, big);
+            }
+        };
+        let w = (sizes[l] as f32).min(ADJUST_CENTER_WEIGHT);
+        for j in 0..dim {
+            centers[l * dim + j] = (w * old[big * dim + j] + train[i * dim + j]) / (w + 1.0);
+        }
+        moved = true;
+    }
+    moved
+}
+
 /// Lists smaller than this after an update are re-seeded (an eighth of the average).
 pub fn small_list_bound(n_points: usize, n_lists: usize) -> usize {
     (n_points / n_lists.max(1) / 8).max(1)
@@ -208,6 +272,48 @@ pub fn assign_cpu(points: &[f32], centers: &[f32], dim: usize) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_lists_move_next_to_large_ones() {
+        // Two lists: 0 holds 9 points near (10, 10), 1 holds one point near (0, 0).
+        let dim = 2;
+        let mut train = Vec::new();
+        for i in 0..9 {
+            train.extend([10.0 + i as f32 * 0.01, 10.0]);
+        }
+        train.extend([0.0, 0.0]);
+        let labels: Vec<u32> = [0u32; 9].into_iter().chain([1]).collect();
+        let sizes = [9usize, 1];
+        let mut centers = vec![10.04, 10.0, 0.0, 0.0];
+        let mut rng = Rng::new(3);
+        assert!(adjust_small_lists(
+            &mut centers,
+            &sizes,
+            &labels,
+            &train,
+            dim,
+            &mut rng
+        ));
+        // List 1 (size 1, weight 1) moved halfway between list 0's centre and one of its
+        // points; list 0 stayed.
+        assert_eq!(&centers[..2], &[10.04, 10.0]);
+        assert!(
+            (centers[2] - 10.0).abs() < 0.1 && (centers[3] - 10.0).abs() < 1e-6,
+            "{centers:?}"
+        );
+        // Balanced lists: nothing moves.
+        let mut same = vec![0.0, 0.0, 1.0, 1.0];
+        let before = same.clone();
+        assert!(!adjust_small_lists(
+            &mut same,
+            &[5, 5],
+            &[0u32, 0, 0, 0, 0, 1, 1, 1, 1, 1],
+            &[0.0; 20],
+            dim,
+            &mut rng
+        ));
+        assert_eq!(same, before);
+    }
     use crate::data::{synthetic, DType};
 
     #[test]

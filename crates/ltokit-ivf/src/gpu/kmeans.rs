@@ -1,6 +1,7 @@
 //! k-means on the device: the training points uploaded once, the assignment by the coarse
-//! kernel, the centre update by atomics (kernels/kmeans.cu), and the balancing on the
-//! host from the list sizes alone (the labels come back only when a list is re-seeded).
+//! kernel, the centre update by atomics (kernels/kmeans.cu), and cuVS's balancing step on
+//! the host (`kmeans::adjust_small_lists`; the labels come back only when a list is small
+//! enough to move).
 //! Spherical k-means (centres scaled to unit length, assignment by inner product) for the
 //! inner-product and cosine metrics.
 
@@ -9,7 +10,7 @@ use ltokit::Result;
 
 use super::{DeviceCenters, IvfGpu};
 use crate::data::{DType, Matrix, Rng};
-use crate::kmeans::{initial_centers, reseed_beside, small_list_bound, KMeansParams};
+use crate::kmeans::{adjust_small_lists, initial_centers, KMeansParams, ADJUST_THRESHOLD};
 use crate::metric::Metric;
 
 const SUM_SIGNATURE: &[Param] = &[
@@ -136,8 +137,7 @@ impl IvfGpu {
         let sum = self.kernel("kmeans_sum", SUM_SIGNATURE, 0)?;
         let divide = self.kernel("kmeans_divide", DIVIDE_SIGNATURE, 0)?;
         let (n_i, dim_i, k_i, norm_i) = (n as i32, dim as i32, k as i32, i32::from(spherical));
-        let small = small_list_bound(n, k);
-        for _ in 0..iters {
+        for it in 0..iters {
             self.coarse(
                 &dev,
                 &points.slice(0..n * dim),
@@ -187,43 +187,24 @@ impl IvfGpu {
             // SAFETY: block c reads and writes row c of k × dim centres, sums, and entry c
             // of k norms and counts; the grid has k blocks.
             unsafe { launch.run() }?;
-            // Balance: re-seed lists smaller than `small`, and while a list holds more
-            // than three times the average, the smallest list too, each beside a random
-            // member of the largest list, which splits it on the next assignment (a
-            // bounded number of moves an iteration). Queries concentrate where the data
-            // does, so an oversized list costs every query that probes it.
-            let sizes = gpu.download(&counts)?;
-            let avg = (n / k).max(1);
-            let oversized = |sizes: &[usize]| sizes.iter().any(|&c| c > 3 * avg);
-            let mut sizes: Vec<usize> = sizes.iter().map(|&c| c as usize).collect();
-            if sizes.iter().any(|&c| c < small) || oversized(&sizes) {
-                centers = gpu.download(&dev.centers)?;
-                let labels_host = gpu.download(&labels)?;
-                for _ in 0..(k / 16).max(1) {
-                    let smallest = (0..k).min_by_key(|&c| sizes[c]).unwrap_or(0);
-                    let largest = (0..k).max_by_key(|&c| sizes[c]).unwrap_or(0);
-                    let tiny = sizes[smallest] < small;
-                    let split = sizes[largest] > 3 * avg && sizes[smallest] < avg / 2;
-                    if !(tiny || split) || smallest == largest {
-                        break;
-                    }
-                    if !reseed_beside(
-                        &mut centers,
-                        smallest,
-                        largest,
-                        train,
-                        &labels_host,
-                        &mut sizes,
-                        dim,
-                        rng,
-                    ) {
-                        break;
-                    }
-                    if spherical {
-                        normalise(&mut centers[smallest * dim..(smallest + 1) * dim]);
+            // Balance as cuVS's balanced k-means does: lists of at most a quarter of the
+            // mean move next to large ones (not after the last update, whose centres are
+            // the result). Queries concentrate where the data does, so a large list there
+            // costs every query that probes it.
+            if it + 1 < iters {
+                let sizes: Vec<usize> =
+                    gpu.download(&counts)?.iter().map(|&c| c as usize).collect();
+                let threshold = (n / k).max(1) as f64 * ADJUST_THRESHOLD;
+                if sizes.iter().any(|&c| c as f64 <= threshold) {
+                    centers = gpu.download(&dev.centers)?;
+                    let labels_host = gpu.download(&labels)?;
+                    if adjust_small_lists(&mut centers, &sizes, &labels_host, train, dim, rng) {
+                        if spherical {
+                            centers.chunks_mut(dim).for_each(normalise);
+                        }
+                        dev = DeviceCenters::upload(gpu, &centers, dim, metric)?;
                     }
                 }
-                dev = DeviceCenters::upload(gpu, &centers, dim, metric)?;
             }
         }
         gpu.download(&dev.centers)
