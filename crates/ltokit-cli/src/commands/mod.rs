@@ -29,6 +29,18 @@ pub fn parse_target(arch: &str) -> anyhow::Result<Target> {
     Ok(arch.parse()?)
 }
 
+/// The plan names listed in `path`, one per line (blank lines and `#` comments skipped).
+pub fn read_plan_list(path: &Path) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the plan list {}", path.display()))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect())
+}
+
 /// Writes `bytes` to `path`, creating its directory.
 pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -174,15 +174,7 @@ pub fn run(command: ProviderCommand) -> anyhow::Result<ExitCode> {
                 let names: Option<Vec<String>> = if plans == "all" {
                     None
                 } else {
-                    let text = std::fs::read_to_string(&plans)
-                        .with_context(|| format!("reading the plan list {plans}"))?;
-                    Some(
-                        text.lines()
-                            .map(str::trim)
-                            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                            .map(String::from)
-                            .collect(),
-                    )
+                    Some(super::read_plan_list(Path::new(&plans))?)
                 };
                 let total = names
                     .as_ref()

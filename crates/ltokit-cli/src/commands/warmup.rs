@@ -3,8 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
-
 use indicatif::{ProgressBar, ProgressStyle};
 use ltokit::bundle::Bundle;
 use ltokit::cache::{warmup, KernelCache};
@@ -41,17 +39,7 @@ pub fn run(
     let bundle = Bundle::open(bundle)?;
     let plans = match plans {
         None => bundle.plans(target)?,
-        Some(file) => {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("reading the plan list {}", file.display()))?;
-            let names: Vec<String> = text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(String::from)
-                .collect();
-            bundle.plans_of(&names, target)?
-        }
+        Some(file) => bundle.plans_of(&super::read_plan_list(&file)?, target)?,
     };
     let config = cache.config()?;
     if remote {
