@@ -459,19 +459,14 @@ fn time_first_entry(path: &Path, runs: usize) -> anyhow::Result<(f64, f64)> {
     Ok((median(&mut open), median(&mut entry)))
 }
 
-/// The payload size of `items` compressed one zstd frame each (format 1's layout).
+/// The payload size of `items` compressed one zstd frame each (format 1's layout), at
+/// the level ltokit's blocks use.
 fn per_item_frames(items: &[&[u8]], jobs: usize) -> anyhow::Result<u64> {
     let sizes = ltokit::parallel::try_map(items, jobs, |raw| {
-        zstd_frame_len(raw).map_err(|source| ltokit::Error::Compress {
-            what: format!("{} bytes", raw.len()),
-            source,
-        })
+        ltokit::formats::blocks::compress("one item of the size report", raw)
+            .map(|frame| frame.len() as u64)
     })?;
     Ok(sizes.iter().sum())
-}
-
-fn zstd_frame_len(raw: &[u8]) -> std::io::Result<u64> {
-    Ok(zstd::bulk::compress(raw, 19)?.len() as u64)
 }
 
 /// `ltokit size-report`: the bundle, the same plans linked ahead of time for a list of
