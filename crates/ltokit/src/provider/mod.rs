@@ -238,11 +238,12 @@ impl Provider {
         let mut manifest = vec![0u8; layout.manifest_len];
         file.read_exact(&mut manifest).map_err(io)?;
         container::check_manifest(&header, &manifest).map_err(|why| malformed(&label, why))?;
+        let manifest = encoding::decode(format, &manifest).map_err(|why| malformed(&label, why))?;
         let payload = Payload::File {
             file: Mutex::new(file),
             start: layout.payload_start as u64,
         };
-        Provider::assemble(path, format, &manifest, layout.payload_len, payload)
+        Provider::assemble(path, format, manifest, layout.payload_len, payload)
     }
 
     /// Opens provider bytes; `path` names them.
@@ -250,24 +251,24 @@ impl Provider {
         let label = path.display().to_string();
         let (layout, format) = container::open_versions(&data, MAGIC, VERSIONS, "provider")
             .map_err(|why| malformed(&label, why))?;
-        let manifest = layout.manifest(&data).to_vec();
+        let manifest = encoding::decode(format, layout.manifest(&data))
+            .map_err(|why| malformed(&label, why))?;
         let payload = Payload::Memory {
             data,
             start: layout.payload_start,
         };
-        Provider::assemble(path, format, &manifest, layout.payload_len, payload)
+        Provider::assemble(path, format, manifest, layout.payload_len, payload)
     }
 
+    /// Checks a decoded manifest against this ltokit and the payload, and indexes it.
     fn assemble(
         path: &Path,
         format: u32,
-        stored_manifest: &[u8],
+        manifest: ProviderManifest,
         payload_len: usize,
         payload: Payload,
     ) -> Result<Provider> {
         let label = path.display().to_string();
-        let manifest =
-            encoding::decode(format, stored_manifest).map_err(|why| malformed(&label, why))?;
         let target: Target = manifest.target.parse().map_err(|e| malformed(&label, e))?;
         if target.kind != crate::arch::CodeKind::Sass {
             return Err(malformed(
