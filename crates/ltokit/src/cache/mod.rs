@@ -583,21 +583,8 @@ impl<L: Loader> KernelCache<L> {
         } else {
             "memory (disk cache off)".to_string()
         }];
-        // The disk before the providers, as the message always read.
-        let mut described: Vec<(usize, String)> = self
-            .levels
-            .iter()
-            .map(|l| {
-                let order = match l.served_as() {
-                    Level::L2 => 0,
-                    Level::Provider => 1,
-                    _ => 2,
-                };
-                (order, l.describe(request))
-            })
-            .collect();
-        described.sort_by_key(|(order, _)| *order);
-        parts.extend(described.into_iter().map(|(_, d)| d));
+        // In the order the chain asked them.
+        parts.extend(self.levels.iter().map(|l| l.describe(request)));
         Error::NotCached {
             plan: request.plan.describe(),
             looked_in: parts.join(", "),
