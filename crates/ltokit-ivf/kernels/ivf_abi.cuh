@@ -21,3 +21,20 @@ extern "C" __device__ bool ivf_keep(long long id, int query, const unsigned int*
 // (fragment metric_<metric>).
 extern "C" __device__ float ivf_score(float acc, float qnorm2, float xnorm2);
 extern "C" __device__ float ivf_report(float score);
+// Whether the metric's accumulator is a squared L2 distance (else a dot product).
+extern "C" __device__ bool ivf_metric_l2();
+
+// The list-major scan's tile arithmetic (fragment lmtile_<dtype>), called by all
+// threads of a 128-thread block. `work` is the fragment's shared memory:
+// 4 × (D × (qt + 4) + D × 32 + 128 + qt) bytes, D = dim for float types, ⌈dim / 4⌉ for
+// 8-bit types (kept in step with `list_major::work_bytes`).
+//
+// Stages the tile's `qt` queries (slot i ← query qidx[i] of `queries`, zeros where
+// qidx[i] < 0) and writes their squared norms to qnorm2[i].
+extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, unsigned char* work, float* qnorm2);
+
+// Scores one 32-row interleaved group against the staged queries: acc[i * 33 + r] is the
+// accumulator of query slot i and row r in ivf_score's convention (the squared distance
+// for L2 metrics, the dot product otherwise), xnorm2[r] the row's squared norm. Contains
+// the block barriers it needs; acc and xnorm2 are readable by every thread on return.
+extern "C" __device__ void ivf_lm_products(const unsigned char* group, int dim, int veclen, int qt, const float* qnorm2, unsigned char* work, float* acc, float* xnorm2);

@@ -22,3 +22,11 @@ extern "C" __device__ float ivf_report(float score) {
     return score;
 #endif
 }
+
+extern "C" __device__ bool ivf_metric_l2() {
+#if defined(IVF_METRIC_l2) || defined(IVF_METRIC_l2sqrt)
+    return true;
+#else
+    return false;
+#endif
+}

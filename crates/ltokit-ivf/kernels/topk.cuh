@@ -1,5 +1,6 @@
 // A warp's running top-k: a sorted (ascending) list of CAP (score, id) pairs in shared
-// memory, padded with +inf. Insertions are done by the whole warp in parallel.
+// memory, padded with +inf. Insertions are done by the whole warp in parallel. The id is
+// whatever the caller keeps (a source id, or a row position that is turned into one later).
 //
 // Each entry fragment instantiates its kernel once per capacity (IVF_FOR_EACH_CAPACITY),
 // named <kernel>_c<CAP>_kernel; a plan links one of them (nvJitLink -kernels-used drops
@@ -13,16 +14,16 @@
 // Calls X(CAP) for every top-k capacity (powers of two up to the largest k, 1024).
 #define IVF_FOR_EACH_CAPACITY(X) X(1) X(2) X(4) X(8) X(16) X(32) X(64) X(128) X(256) X(512) X(1024)
 
-template <int CAP>
-__device__ __forceinline__ void topk_init(float* d, long long* id, int lane) {
+template <int CAP, typename Id>
+__device__ __forceinline__ void topk_init(float* d, Id* id, int lane) {
     for (int j = lane; j < CAP; j += 32) { d[j] = __int_as_float(0x7f800000); id[j] = -1; }
     __syncwarp();
 }
 
 // Inserts (s, sid) into the first `k` entries if it beats the k-th; all lanes call it with
 // the same arguments. Returns the new k-th score.
-template <int CAP>
-__device__ __forceinline__ float topk_insert(float* d, long long* id, int k, int lane, float s, long long sid) {
+template <int CAP, typename Id>
+__device__ __forceinline__ float topk_insert(float* d, Id* id, int k, int lane, float s, Id sid) {
     constexpr int PER_LANE = (CAP + 31) / 32;
     int below = 0;
     for (int j = lane; j < k; j += 32) below += (d[j] <= s) ? 1 : 0;
@@ -30,7 +31,7 @@ __device__ __forceinline__ float topk_insert(float* d, long long* id, int k, int
     int pos = below;
     if (pos < k) {
         float od[PER_LANE];
-        long long oi[PER_LANE];
+        Id oi[PER_LANE];
         #pragma unroll
         for (int r = 0; r < PER_LANE; ++r) {
             int j = lane + 32 * r;
@@ -49,14 +50,14 @@ __device__ __forceinline__ float topk_insert(float* d, long long* id, int k, int
 }
 
 // Offers one candidate per lane; the warp inserts those that beat the current k-th.
-template <int CAP>
-__device__ __forceinline__ float topk_offer(float* d, long long* id, int k, int lane, float thr, float s, long long sid) {
+template <int CAP, typename Id>
+__device__ __forceinline__ float topk_offer(float* d, Id* id, int k, int lane, float thr, float s, Id sid) {
     unsigned m = __ballot_sync(IVF_FULL, s < thr);
     while (m) {
         int src = __ffs(m) - 1;
         m &= m - 1;
         float cs = __shfl_sync(IVF_FULL, s, src);
-        long long cid = __shfl_sync(IVF_FULL, sid, src);
+        Id cid = __shfl_sync(IVF_FULL, sid, src);
         if (cs < thr) thr = topk_insert<CAP>(d, id, k, lane, cs, cid);
     }
     return thr;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ltokit::cache::CacheConfig;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{synthetic, Rng};
-use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, EXACT_CHUNK};
+use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, Neighbors, ScanPath, EXACT_CHUNK};
 use ltokit_ivf::kmeans::{assign_cpu, train, training_set, KMeansParams};
 use ltokit_ivf::reference::{coarse, exact, scan_lists};
 use ltokit_ivf::{DType, Filter, IvfIndex, Matrix, Metric};
@@ -96,6 +96,70 @@ fn filters(n_ids: usize, n_queries: usize, rng: &mut Rng) -> Vec<Filter> {
     ]
 }
 
+/// `found` (top k of each query over its row of `probes`) equals the CPU's scan of the
+/// same lists: the same distance at every rank, every id allowed by the filter and at the
+/// distance reported, no duplicates, and empty ranks past the kept candidates.
+#[allow(clippy::too_many_arguments)]
+fn assert_matches_cpu(
+    index: &IvfIndex,
+    base: &Matrix,
+    queries: &Matrix,
+    probes: &[i64],
+    n_probes: usize,
+    filter: &Filter,
+    found: &Neighbors,
+    ctx: &str,
+) {
+    let dim = index.dim;
+    let metric = index.metric;
+    let k = found.k;
+    let qf = queries.to_f32();
+    for qi in 0..queries.rows {
+        let q = &qf[qi * dim..(qi + 1) * dim];
+        let lists: Vec<usize> = probes[qi * n_probes..(qi + 1) * n_probes]
+            .iter()
+            .map(|&l| l as usize)
+            .collect();
+        let want = scan_lists(index, qi, q, &lists, k, filter);
+        let ids = found.ids_of(qi);
+        let dists = found.distances_of(qi);
+        for r in 0..k {
+            if r < want.len() {
+                assert!(
+                    close(dists[r] as f64, want[r].1),
+                    "{ctx} query {qi} rank {r}: {} vs {}",
+                    dists[r],
+                    want[r].1
+                );
+                let id = ids[r];
+                assert!(
+                    id >= 0 && filter.keeps(qi, id),
+                    "{ctx} query {qi}: id {id} not allowed"
+                );
+                let row = base.row_f32(id as usize);
+                assert!(
+                    close(metric.report(metric.score(q, &row)), dists[r] as f64),
+                    "{ctx} query {qi}: id {id} does not have distance {}",
+                    dists[r]
+                );
+            } else {
+                assert_eq!(
+                    ids[r],
+                    -1,
+                    "{ctx} query {qi}: rank {r} past the {} candidates must be empty",
+                    want.len()
+                );
+                assert!(dists[r].is_infinite());
+            }
+        }
+        let mut uniq = ids.iter().filter(|&&i| i >= 0).collect::<Vec<_>>();
+        let n = uniq.len();
+        uniq.sort();
+        uniq.dedup();
+        assert_eq!(uniq.len(), n, "{ctx} query {qi}: duplicate ids");
+    }
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn every_variant_matches_the_cpu_reference() {
@@ -121,67 +185,131 @@ fn every_variant_matches_the_cpu_reference() {
                 assert_best_lists(&index, &qf, &probes, n_probes, &format!("{dtype:?}"));
                 for filter in filters(base.rows, queries.rows, &mut rng) {
                     for k in [1usize, 10, 100, 700] {
-                        let found = gindex
-                            .search_with_probes(&engine, &queries, &probes, n_probes, k, &filter)
-                            .unwrap();
-                        for qi in 0..queries.rows {
-                            let q = &qf[qi * dim..(qi + 1) * dim];
-                            let lists: Vec<usize> = probes[qi * n_probes..(qi + 1) * n_probes]
-                                .iter()
-                                .map(|&l| l as usize)
-                                .collect();
-                            let want = scan_lists(&index, qi, q, &lists, k, &filter);
-                            let ids = found.ids_of(qi);
-                            let dists = found.distances_of(qi);
+                        for path in [ScanPath::PerQuery, ScanPath::ListMajor] {
+                            gindex.set_scan_path(path);
+                            let found = gindex
+                                .search_with_probes(
+                                    &engine, &queries, &probes, n_probes, k, &filter,
+                                )
+                                .unwrap();
                             let ctx = format!(
-                                "{dtype:?} dim {dim} {metric:?} {} k={k} query {qi}",
-                                filter.name()
+                                "{dtype:?} dim {dim} {metric:?} {} k={k} {}",
+                                filter.name(),
+                                path.name()
                             );
-                            for r in 0..k {
-                                if r < want.len() {
-                                    assert!(
-                                        close(dists[r] as f64, want[r].1),
-                                        "{ctx} rank {r}: {} vs {}",
-                                        dists[r],
-                                        want[r].1
-                                    );
-                                    let id = ids[r];
-                                    assert!(
-                                        id >= 0 && filter.keeps(qi, id),
-                                        "{ctx}: id {id} not allowed"
-                                    );
-                                    let row = base.row_f32(id as usize);
-                                    assert!(
-                                        close(
-                                            metric.report(metric.score(q, &row)),
-                                            dists[r] as f64
-                                        ),
-                                        "{ctx}: id {id} does not have distance {}",
-                                        dists[r]
-                                    );
-                                } else {
-                                    assert_eq!(
-                                        ids[r],
-                                        -1,
-                                        "{ctx}: rank {r} past the {} candidates must be empty",
-                                        want.len()
-                                    );
-                                    assert!(dists[r].is_infinite());
-                                }
-                            }
-                            let mut uniq = ids.iter().filter(|&&i| i >= 0).collect::<Vec<_>>();
-                            let n = uniq.len();
-                            uniq.sort();
-                            uniq.dedup();
-                            assert_eq!(uniq.len(), n, "{ctx}: duplicate ids");
+                            assert_matches_cpu(
+                                &index, &base, &queries, &probes, n_probes, &filter, &found, &ctx,
+                            );
+                            checked += 1;
                         }
-                        checked += 1;
                     }
                 }
             }
         }
     }
     println!("checked {checked} variant combinations against the CPU reference");
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
+    let engine = engine();
+    let mut rng = Rng::new(seed());
+    let mut checked = 0;
+    // (type, dimension): vector-width chunks, an odd dimension, an image-sized 8-bit one.
+    let shapes = [
+        (DType::F32, 48),
+        (DType::F16, 40),
+        (DType::I8, 35),
+        (DType::U8, 784),
+    ];
+    for (si, &(dtype, dim)) in shapes.iter().enumerate() {
+        let s = rng.next_u64();
+        let n_lists = 16;
+        let base = synthetic(3000 + rng.below(200), dim, 16, dtype, s);
+        let queries = synthetic(150, dim, 16, dtype, s ^ 7);
+        let metric = Metric::ALL[si % Metric::ALL.len()];
+        let index = index_with_empty_list(&base, metric, n_lists, s);
+        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        // Every query probes list 0 (three tiles of 64 and a partial one at k <= 64);
+        // query 0 alone probes list 1; the rest are distinct random lists, the empty one
+        // (n_lists) among them.
+        let n_probes = 4;
+        let mut probes = Vec::new();
+        for qi in 0..queries.rows {
+            let mut row = vec![
+                0i64,
+                if qi == 0 {
+                    1
+                } else {
+                    2 + rng.below(n_lists - 1) as i64
+                },
+            ];
+            while row.len() < n_probes {
+                let l = 2 + rng.below(n_lists - 1) as i64;
+                if !row.contains(&l) {
+                    row.push(l);
+                }
+            }
+            probes.extend(row);
+        }
+        gindex.set_scan_path(ScanPath::ListMajor);
+        for filter in [
+            Filter::None,
+            Filter::Bitset(Filter::bitset(base.rows, |id| id % 5 != 2)),
+        ] {
+            for k in [1usize, 16, 100, 1000] {
+                let found = gindex
+                    .search_with_probes(&engine, &queries, &probes, n_probes, k, &filter)
+                    .unwrap();
+                let ctx = format!(
+                    "list-major {dtype:?} dim {dim} {metric:?} {} k={k}",
+                    filter.name()
+                );
+                assert_matches_cpu(
+                    &index, &base, &queries, &probes, n_probes, &filter, &found, &ctx,
+                );
+                checked += 1;
+            }
+        }
+        // The full search (coarse search included) agrees with the per-query path.
+        for path in [ScanPath::PerQuery, ScanPath::ListMajor] {
+            gindex.set_scan_path(path);
+            let found = gindex
+                .search(&engine, &queries, 10, 3, &Filter::None)
+                .unwrap();
+            let probes = gindex.probes(&engine, &queries, 3).unwrap();
+            let ctx = format!("{} search {dtype:?} {metric:?}", path.name());
+            assert_matches_cpu(
+                &index,
+                &base,
+                &queries,
+                &probes,
+                3,
+                &Filter::None,
+                &found,
+                &ctx,
+            );
+        }
+    }
+    // A shape beyond the block's shared memory is refused by name when forced.
+    let base = synthetic(300, 4096, 4, DType::F32, 1);
+    let index = index_with_empty_list(&base, Metric::L2, 4, 1);
+    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    gindex.set_scan_path(ScanPath::ListMajor);
+    let err = gindex
+        .search(&engine, &base.select(&[0, 1]), 1000, 2, &Filter::None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("shared memory") && err.contains("per-query"),
+        "{err}"
+    );
+    gindex.set_scan_path(ScanPath::Auto);
+    gindex
+        .search(&engine, &base.select(&[0, 1]), 1000, 2, &Filter::None)
+        .expect("auto falls back to the per-query scan");
+    println!("checked {checked} list-major combinations against the CPU reference");
 }
 
 #[test]

@@ -225,6 +225,17 @@ impl Gpu {
         self.cc
     }
 
+    /// The most dynamic shared memory one block may use on this device, in bytes (the
+    /// opt-in limit, e.g. 227 KiB on Hopper).
+    pub fn max_shared_per_block(&self) -> Result<usize> {
+        self.ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+            .map(|v| v.max(0) as usize)
+            .map_err(|e| driver_error("shared memory limit", e))
+    }
+
     /// The device's name, e.g. "NVIDIA H200".
     pub fn name(&self) -> &str {
         &self.name

@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{parse_synthetic, read_vectors, synthetic_pair};
-use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, EXACT_CHUNK};
+use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, ScanPath, EXACT_CHUNK};
 use ltokit_ivf::kmeans::KMeansParams;
 use ltokit_ivf::{Filter, IvfIndex, Matrix, Metric};
 
@@ -77,9 +77,12 @@ pub enum IvfCommand {
         /// Neighbours per query.
         #[arg(long, default_value_t = 10)]
         k: usize,
-        /// Queries per search call.
-        #[arg(long, default_value_t = 10_000)]
-        batch: usize,
+        /// Queries per search call, comma-separated (each is timed).
+        #[arg(long, default_value = "10000", value_delimiter = ',')]
+        batch: Vec<usize>,
+        /// Scan paths to time, comma-separated: per-query, list-major, auto.
+        #[arg(long, default_value = "auto", value_delimiter = ',')]
+        scan: Vec<String>,
         /// Metric.
         #[arg(long, default_value = "l2")]
         metric: String,
@@ -188,18 +191,24 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
             probes,
             k,
             batch,
+            scan,
             metric,
             reps,
             json,
             cache,
         } => {
+            let scans = scan
+                .iter()
+                .map(|s| ScanPath::parse(s))
+                .collect::<Result<Vec<_>, _>>()?;
             return bench(
                 &base,
                 &queries,
                 lists,
                 &probes,
                 k,
-                batch,
+                &batch,
+                &scans,
                 metric.parse()?,
                 reps,
                 json,
@@ -212,6 +221,8 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
 
 #[derive(serde::Serialize)]
 struct ProbeRow {
+    batch: usize,
+    scan: &'static str,
     n_probes: usize,
     recall: f64,
     /// From the host: queries uploaded in their stored type, results downloaded.
@@ -238,7 +249,8 @@ fn bench(
     lists: usize,
     probe_list: &[usize],
     k: usize,
-    batch: usize,
+    batches: &[usize],
+    scans: &[ScanPath],
     metric: Metric,
     reps: usize,
     json: bool,
@@ -294,104 +306,120 @@ fn bench(
     let truth = engine.exact(&flat, metric, &Filter::None, &queries, k)?;
     let truth_s = started.elapsed().as_secs_f64();
     drop(flat);
-    let batch = batch.max(1);
-    // The host batches, cut before timing.
-    let host_batches: Vec<Matrix> = (0..queries.rows)
-        .step_by(batch)
-        .map(|start| {
-            queries.select(&(start..(start + batch).min(queries.rows)).collect::<Vec<_>>())
-        })
-        .collect();
-    let search_host = |n_probes: usize| -> anyhow::Result<Vec<Vec<i64>>> {
-        let mut rows = Vec::with_capacity(queries.rows);
-        for sub in &host_batches {
-            rows.extend(
-                gindex
-                    .search(&engine, sub, k, n_probes, &Filter::None)?
-                    .rows(),
-            );
-        }
-        Ok(rows)
-    };
-    // The device-resident path: every query uploaded once, results left on the device.
     let gpu = engine.gpu();
     let q_dev = gpu.upload(&queries.bytes)?;
     let mut ids_dev = gpu.alloc::<i64>(queries.rows * k)?;
     let mut dist_dev = gpu.alloc::<f32>(queries.rows * k)?;
     let row_bytes = base.dim * base.dtype.size();
-    // The first `upto` queries, a batch at a time, waited for at the end.
-    let mut search_device = |n_probes: usize, upto: usize| -> anyhow::Result<()> {
-        for start in (0..upto).step_by(batch) {
-            let end = (start + batch).min(upto);
-            gindex.search_device_bytes(
-                &engine,
-                &q_dev.slice(start * row_bytes..end * row_bytes),
-                k,
-                n_probes,
-                &Filter::None,
-                &mut ids_dev.slice_mut(start * k..end * k),
-                &mut dist_dev.slice_mut(start * k..end * k),
-            )?;
-        }
-        gpu.synchronize()?;
-        Ok(())
-    };
     let median = |times: &mut Vec<f64>| {
         times.sort_by(f64::total_cmp);
         times[times.len() / 2]
     };
-    // The first search of this process (kernels from whichever cache level serves them).
-    let started = Instant::now();
-    search_host(probe_list[0])?;
-    let first_search_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut rows = Vec::new();
-    for &p in probe_list {
-        let found = search_host(p)?; // warm-up (and the recall)
-        search_device(p, queries.rows)?;
-        let (mut host, mut device) = (Vec::new(), Vec::new());
-        for _ in 0..reps.max(1) {
-            let t = Instant::now();
-            search_host(p)?;
-            host.push(t.elapsed().as_secs_f64());
-            let t = Instant::now();
-            search_device(p, queries.rows)?;
-            device.push(t.elapsed().as_secs_f64());
+    let mut first_search_ms = None;
+    for &batch in batches {
+        let batch = batch.max(1);
+        // The host batches, cut before timing.
+        let host_batches: Vec<Matrix> = (0..queries.rows)
+            .step_by(batch)
+            .map(|start| {
+                queries.select(&(start..(start + batch).min(queries.rows)).collect::<Vec<_>>())
+            })
+            .collect();
+        let search_host = |n_probes: usize| -> anyhow::Result<Vec<Vec<i64>>> {
+            let mut rows = Vec::with_capacity(queries.rows);
+            for sub in &host_batches {
+                rows.extend(
+                    gindex
+                        .search(&engine, sub, k, n_probes, &Filter::None)?
+                        .rows(),
+                );
+            }
+            Ok(rows)
+        };
+        // The device-resident path: every query uploaded once, results left on the device.
+        // The first `upto` queries, a batch at a time, waited for at the end.
+        let mut search_device = |n_probes: usize, upto: usize| -> anyhow::Result<()> {
+            for start in (0..upto).step_by(batch) {
+                let end = (start + batch).min(upto);
+                gindex.search_device_bytes(
+                    &engine,
+                    &q_dev.slice(start * row_bytes..end * row_bytes),
+                    k,
+                    n_probes,
+                    &Filter::None,
+                    &mut ids_dev.slice_mut(start * k..end * k),
+                    &mut dist_dev.slice_mut(start * k..end * k),
+                )?;
+            }
+            gpu.synchronize()?;
+            Ok(())
+        };
+        // The first search of this process (kernels from whichever cache level serves them).
+        if first_search_ms.is_none() {
+            let started = Instant::now();
+            search_host(probe_list[0])?;
+            first_search_ms = Some(started.elapsed().as_secs_f64() * 1e3);
         }
-        let (host, device) = (median(&mut host), median(&mut device));
-        let recall = ltokit_ivf::reference::recall(&found, &truth.rows(), k);
-        // Bytes scanned: every probed list's rows for every query.
-        let probes = gindex.probes(&engine, &queries, p)?;
-        let rows_scanned: u64 = probes
-            .iter()
-            .map(|&l| index.list_size[l as usize] as u64)
-            .sum();
-        let bytes = rows_scanned * row_bytes as u64;
-        // Latency: one batch at a time, each waited for.
-        let first = batch.min(queries.rows);
-        let mut calls = Vec::with_capacity(30);
-        for _ in 0..30 {
-            let t = Instant::now();
-            search_device(p, first)?;
-            calls.push(t.elapsed().as_secs_f64());
+        for &p in probe_list {
+            for &path in scans {
+                gindex.set_scan_path(path);
+                let found = search_host(p)?; // warm-up (and the recall)
+                search_device(p, queries.rows)?;
+                let (mut host, mut device) = (Vec::new(), Vec::new());
+                for _ in 0..reps.max(1) {
+                    let t = Instant::now();
+                    search_host(p)?;
+                    host.push(t.elapsed().as_secs_f64());
+                    let t = Instant::now();
+                    search_device(p, queries.rows)?;
+                    device.push(t.elapsed().as_secs_f64());
+                }
+                let (host, device) = (median(&mut host), median(&mut device));
+                let recall = ltokit_ivf::reference::recall(&found, &truth.rows(), k);
+                // Bytes scanned: every probed list's rows for every query.
+                let probes = gindex.probes(&engine, &queries, p)?;
+                let rows_scanned: u64 = probes
+                    .iter()
+                    .map(|&l| index.list_size[l as usize] as u64)
+                    .sum();
+                let bytes = rows_scanned * row_bytes as u64;
+                // Latency: one batch at a time, each waited for.
+                let first = batch.min(queries.rows);
+                let mut calls = Vec::with_capacity(30);
+                for _ in 0..30 {
+                    let t = Instant::now();
+                    search_device(p, first)?;
+                    calls.push(t.elapsed().as_secs_f64());
+                }
+                engine.set_profiling(true);
+                search_device(p, queries.rows)?;
+                let stages = engine.stage_times();
+                engine.set_profiling(false);
+                rows.push(ProbeRow {
+                    batch,
+                    scan: path.name(),
+                    n_probes: p,
+                    recall,
+                    median_ms: host * 1e3,
+                    qps: queries.rows as f64 / host,
+                    device_median_ms: device * 1e3,
+                    device_qps: queries.rows as f64 / device,
+                    scanned_gb_per_s: bytes as f64 / device / 1e9,
+                    rows_per_query: rows_scanned as f64 / queries.rows as f64,
+                    device_call_ms: median(&mut calls) * 1e3,
+                    stages,
+                });
+            }
         }
-        engine.set_profiling(true);
-        search_device(p, queries.rows)?;
-        let stages = engine.stage_times();
-        engine.set_profiling(false);
-        rows.push(ProbeRow {
-            n_probes: p,
-            recall,
-            median_ms: host * 1e3,
-            qps: queries.rows as f64 / host,
-            device_median_ms: device * 1e3,
-            device_qps: queries.rows as f64 / device,
-            scanned_gb_per_s: bytes as f64 / device / 1e9,
-            rows_per_query: rows_scanned as f64 / queries.rows as f64,
-            device_call_ms: median(&mut calls) * 1e3,
-            stages,
-        });
     }
+    let first_search_ms = first_search_ms.unwrap_or_default();
     let stats = engine.cache().stats();
+    let batch = batches
+        .iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     if json {
         let v = serde_json::json!({
             "base": base_spec, "rows": base.rows, "dim": base.dim, "dtype": base.dtype.name(), "queries": queries.rows,
@@ -412,7 +440,9 @@ fn bench(
         );
         outln!("build {build_s:.2} s (training set {:.2}, k-means {:.2}, assignment {:.2}, layout {:.2}); exact ground truth {truth_s:.2} s; first search in this process {first_search_ms:.1} ms", build_times.training_set, build_times.kmeans, build_times.assignment, build_times.layout);
         outln!(
-            "{:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10} {:>9}   stages ms: coarse / scan / merge",
+            "{:>7} {:>10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10} {:>9}   stages ms: coarse / group / scan / merge",
+            "batch",
+            "scan",
             "n_probes",
             "recall",
             "host ms",
@@ -425,7 +455,9 @@ fn bench(
         );
         for r in &rows {
             outln!(
-                "{:>8} {:>8.4} {:>10.2} {:>10.0} {:>10.2} {:>10.0} {:>12.0} {:>10.0} {:>9.3}   {:.2} / {:.2} / {:.2}",
+                "{:>7} {:>10} {:>8} {:>8.4} {:>10.2} {:>10.0} {:>10.2} {:>10.0} {:>12.0} {:>10.0} {:>9.3}   {:.2} / {:.2} / {:.2} / {:.2}",
+                r.batch,
+                r.scan,
                 r.n_probes,
                 r.recall,
                 r.median_ms,
@@ -436,6 +468,7 @@ fn bench(
                 r.rows_per_query,
                 r.device_call_ms,
                 r.stages.coarse_s * 1e3,
+                r.stages.group_s * 1e3,
                 r.stages.scan_s * 1e3,
                 r.stages.merge_s * 1e3
             );

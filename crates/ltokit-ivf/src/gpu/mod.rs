@@ -7,6 +7,7 @@
 //! | [`coarse`] | the coarse search: centres × queries, tiled, with the n_probes selection fused; k-means assignment |
 //! | [`kmeans`] | k-means training on the device (update by atomics, balancing, spherical for ip/cosine) |
 //! | [`scan`] | the per-query scan of probed lists with fused top-k, and the merge across probes; exact search |
+//! | [`list_major`] | the list-major scan: pairs grouped by list, each list read once per tile of its queries; the choice of scan |
 //! | [`search`] | an index on the device: the device-resident search and the host API over it |
 //! | `workspace` | device buffers reused across calls |
 //!
@@ -15,6 +16,7 @@
 
 pub mod coarse;
 pub mod kmeans;
+pub mod list_major;
 pub mod lists;
 pub mod profile;
 pub mod scan;
@@ -35,6 +37,7 @@ use crate::data::DType;
 use crate::metric::{Filter, Metric};
 
 pub use coarse::DeviceCenters;
+pub use list_major::ScanPath;
 pub use lists::DeviceLists;
 pub use search::GpuIndex;
 
@@ -138,6 +141,8 @@ pub struct IvfGpu {
     kernels: Mutex<HashMap<String, Arc<Kernel>>>,
     profiler: profile::Profiler,
     coarse_scratch: Mutex<coarse::CoarseScratch>,
+    /// The device's shared-memory limit per block, read once.
+    shared_limit: Mutex<Option<usize>>,
 }
 
 impl IvfGpu {
@@ -164,6 +169,7 @@ impl IvfGpu {
             kernels: Mutex::new(HashMap::new()),
             profiler: profile::Profiler::default(),
             coarse_scratch: Mutex::new(coarse::CoarseScratch::default()),
+            shared_limit: Mutex::new(None),
         })
     }
 

@@ -1,5 +1,5 @@
 //! Where a search's time goes: with profiling on, the engine waits for the GPU after
-//! each stage (coarse search, scan, merge) and adds the stage's wall time to its
+//! each stage (coarse search, grouping by list for the list-major scan, scan, merge) and adds the stage's wall time to its
 //! counters. Off by default: then a stage boundary costs one atomic load. The waits
 //! serialise the stages, so profiled searches are a little slower than unprofiled ones;
 //! the split is what they are for.
@@ -17,6 +17,8 @@ use ltokit::Result;
 pub struct StageTimes {
     /// Coarse search (centres × queries, top `n_probes`).
     pub coarse_s: f64,
+    /// Grouping of (query, probe) pairs by list (list-major scan only).
+    pub group_s: f64,
     /// Scan of the probed lists with the fused top-k.
     pub scan_s: f64,
     /// Merge of each query's candidates.
@@ -29,6 +31,7 @@ pub struct StageTimes {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stage {
     Coarse,
+    Group,
     Scan,
     Merge,
 }
@@ -76,6 +79,7 @@ impl Profiler {
         let times = &mut state.0;
         match stage {
             Stage::Coarse => times.coarse_s += seconds,
+            Stage::Group => times.group_s += seconds,
             Stage::Scan => times.scan_s += seconds,
             Stage::Merge => times.merge_s += seconds,
         }

@@ -8,6 +8,7 @@ use ltokit::launch::{
 };
 use ltokit::{Error, Result};
 
+use super::list_major::{PairGroups, ScanPath};
 use super::profile::Stage;
 use super::{capacity, plan_names, DeviceLists, IvfGpu, KernelSpec, Neighbors};
 use crate::data::Matrix;
@@ -62,6 +63,26 @@ pub(crate) struct ScanBatch<'a, T: DeviceElem> {
     pub probes: CudaView<'a, i64>,
     pub n_probes: usize,
     pub k: usize,
+}
+
+impl<T: DeviceElem> ScanBatch<'_, T> {
+    /// Checks the batch's buffers before any launch: the queries and probes hold `nb`
+    /// rows, the candidate buffers (`cand_len` each) `nb × n_probes × k`, the outputs
+    /// (`out_len` each) `nb × k`.
+    pub(crate) fn check_buffers(&self, cand_len: usize, out_len: usize) -> Result<()> {
+        let query_bytes = self.nb * self.lists.dim * self.lists.dtype.size();
+        if cand_len < self.nb * self.n_probes * self.k
+            || out_len < self.nb * self.k
+            || self.queries.len() * std::mem::size_of::<T>() < query_bytes
+            || self.probes.len() < self.nb * self.n_probes
+        {
+            return Err(Error::InvalidArgument(format!(
+                "scan buffers too small for {} queries × {} probes × k {}",
+                self.nb, self.n_probes, self.k
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The scan and merge kernels a scan of `lists` by `metric` with `filter` for top-`k` needs.
@@ -122,25 +143,12 @@ impl IvfGpu {
     ) -> Result<()> {
         let lists = b.lists;
         let dim = lists.dim;
-        let n_cand = b.nb * b.n_probes * b.k;
-        if cand.0.len() < n_cand
-            || cand.1.len() < n_cand
-            || out.0.len() < b.nb * b.k
-            || out.1.len() < b.nb * b.k
-            || b.queries.len() * std::mem::size_of::<T>() < b.nb * dim * lists.dtype.size()
-            || b.probes.len() < b.nb * b.n_probes
-        {
-            return Err(Error::InvalidArgument(format!(
-                "scan buffers too small for {} queries × {} probes × k {}",
-                b.nb, b.n_probes, b.k
-            )));
-        }
+        b.check_buffers(cand.0.len().min(cand.1.len()), out.0.len().min(out.1.len()))?;
         let per_block = probes_per_block(lists, b.nb, b.n_probes);
         let groups = b.n_probes.div_ceil(per_block);
         let [scan, merge] = scan_kernels(lists, b.metric, b.filter, b.k)?;
-        let (scan_smem, merge_smem) = (scan.shared, merge.shared);
+        let scan_smem = scan.shared;
         let scan = self.kernel(&scan.plan, scan.signature, scan.shared)?;
-        let merge = self.kernel(&merge.plan, merge.signature, merge.shared)?;
         let (dim_i, probes_i, per_block_i, elem, base, k_i) = (
             dim as i32,
             b.n_probes as i32,
@@ -181,28 +189,49 @@ impl IvfGpu {
         // (checked above).
         unsafe { launch.run() }?;
         self.profiler.lap(&self.gpu, Stage::Scan)?;
-        let n_cand_q = (groups * b.k) as i32;
-        let cfg = LaunchConfig {
-            grid_dim: (b.nb as u32, 1, 1),
-            block_dim: (32, 1, 1),
-            shared_mem_bytes: merge_smem as u32,
-        };
+        self.merge_candidates(&merge, b.nb, groups * b.k, b.k, (&*cand_d, &*cand_i), out)
+    }
+
+    /// Each of `nb` queries' top `k` of its `n_cand` candidates (`cand`, query-major) into
+    /// `out`, through the merge kernel `merge`.
+    pub(crate) fn merge_candidates(
+        &self,
+        merge: &KernelSpec,
+        nb: usize,
+        n_cand: usize,
+        k: usize,
+        cand: (&CudaSlice<f32>, &CudaSlice<i64>),
+        out: (&mut CudaViewMut<'_, f32>, &mut CudaViewMut<'_, i64>),
+    ) -> Result<()> {
+        let (cand_d, cand_i) = cand;
         let (out_d, out_i) = out;
-        let launch = Launch::on(stream, &merge, cfg)
+        if cand_d.len().min(cand_i.len()) < nb * n_cand || out_d.len().min(out_i.len()) < nb * k {
+            return Err(Error::InvalidArgument(format!(
+                "merge buffers too small for {nb} queries × {n_cand} candidates, k {k}"
+            )));
+        }
+        let kernel = self.kernel(&merge.plan, merge.signature, merge.shared)?;
+        let (n_cand_i, k_i) = (n_cand as i32, k as i32);
+        let cfg = LaunchConfig {
+            grid_dim: (nb as u32, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: merge.shared as u32,
+        };
+        let launch = Launch::on(self.gpu.stream(), &kernel, cfg)
             .buffer(cand_d)
             .buffer(cand_i)
-            .scalar(&n_cand_q)
+            .scalar(&n_cand_i)
             .scalar(&k_i)
             .view_mut(out_d)
             .view_mut(out_i);
-        // SAFETY: the merge reads groups × k candidates per query for nb queries (what the
-        // scan wrote) and writes k results per query, within out (checked above).
+        // SAFETY: the merge reads n_cand candidates per query for nb queries and writes k
+        // results per query; both within the buffers (checked above).
         unsafe { launch.run() }?;
         self.profiler.lap(&self.gpu, Stage::Merge)
     }
 
     /// For each query (in the lists' type, `lists.dim` wide), scans the lists named in
-    /// its row of `probes` (`n_probes` per query) and returns its top `k`.
+    /// its row of `probes` (`n_probes` per query) by `path` and returns its top `k`.
     #[allow(clippy::too_many_arguments)]
     pub fn scan(
         &self,
@@ -213,6 +242,7 @@ impl IvfGpu {
         probes: &[i64],
         n_probes: usize,
         k: usize,
+        path: ScanPath,
     ) -> Result<Neighbors> {
         let dim = lists.dim;
         let nq = queries.rows;
@@ -250,6 +280,7 @@ impl IvfGpu {
         let mut out_d = gpu.alloc::<f32>(nq.max(1) * k)?;
         let mut out_i = gpu.alloc::<i64>(nq.max(1) * k)?;
         let row = dim * lists.dtype.size();
+        let mut groups = PairGroups::default();
         for start in (0..nq).step_by(batch) {
             let nb = batch.min(nq - start);
             let b = ScanBatch {
@@ -264,14 +295,15 @@ impl IvfGpu {
                 n_probes,
                 k,
             };
-            self.scan_batch(
-                &b,
-                (&mut cand_d, &mut cand_i),
-                (
-                    &mut out_d.slice_mut(start * k..(start + nb) * k),
-                    &mut out_i.slice_mut(start * k..(start + nb) * k),
-                ),
-            )?;
+            let out = (
+                &mut out_d.slice_mut(start * k..(start + nb) * k),
+                &mut out_i.slice_mut(start * k..(start + nb) * k),
+            );
+            if self.use_list_major(path, lists, nb, n_probes, k)? {
+                self.list_major_batch(&b, &mut groups, (&mut cand_d, &mut cand_i), out)?;
+            } else {
+                self.scan_batch(&b, (&mut cand_d, &mut cand_i), out)?;
+            }
         }
         Ok(Neighbors {
             distances: gpu.download_prefix(&out_d, nq * k)?,
@@ -292,6 +324,17 @@ impl IvfGpu {
         let probes: Vec<i64> = (0..queries.rows)
             .flat_map(|_| 0..base.n_lists as i64)
             .collect();
-        self.scan(base, metric, filter, queries, &probes, base.n_lists, k)
+        // Per-query: exact search is the ground truth recall is measured against, so it
+        // keeps the direct (q − x)² arithmetic rather than the norm expansion.
+        self.scan(
+            base,
+            metric,
+            filter,
+            queries,
+            &probes,
+            base.n_lists,
+            k,
+            ScanPath::PerQuery,
+        )
     }
 }

@@ -12,10 +12,11 @@ use ltokit::launch::{CudaView, CudaViewMut, DeviceElem};
 use ltokit::{Error, Result};
 
 use super::coarse::coarse_kernels;
+use super::list_major::{list_major_kernels, ScanPathCell};
 use super::profile::Stage;
 use super::scan::{scan_kernels, ScanBatch};
 use super::workspace::{HostStaging, Workspace};
-use super::{capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, Neighbors, MAX_K};
+use super::{capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, Neighbors, ScanPath, MAX_K};
 use crate::data::{DType, Matrix};
 use crate::index::IvfIndex;
 use crate::metric::{Filter, Metric};
@@ -34,6 +35,7 @@ pub struct GpuIndex {
     centers: DeviceCenters,
     workspace: Mutex<Workspace>,
     staging: Mutex<HostStaging>,
+    scan_path: ScanPathCell,
 }
 
 impl GpuIndex {
@@ -52,7 +54,20 @@ impl GpuIndex {
             centers: DeviceCenters::upload(engine.gpu(), &index.centers, index.dim, coarse_metric)?,
             workspace: Mutex::new(Workspace::default()),
             staging: Mutex::new(HostStaging::default()),
+            scan_path: ScanPathCell::default(),
         })
+    }
+
+    /// Chooses the scan later searches run (default [`ScanPath::Auto`]). Forcing
+    /// [`ScanPath::ListMajor`] makes a search whose shape it cannot run (shared memory
+    /// of a large k or dimension) an error naming the sizes.
+    pub fn set_scan_path(&self, path: ScanPath) {
+        self.scan_path.set(path);
+    }
+
+    /// The scan searches run.
+    pub fn scan_path(&self) -> ScanPath {
+        self.scan_path.get()
     }
 
     fn check_probes(&self, n_probes: usize) -> Result<()> {
@@ -139,11 +154,16 @@ impl GpuIndex {
         if nq == 0 {
             return Ok(());
         }
-        // A first search links (or fetches) its three plans at once.
-        let [scan, merge] = scan_kernels(&self.lists, self.metric, filter, k)?;
+        // A first search links (or fetches) the plans of its path at once.
         let batch = IvfGpu::batch_size(n_probes, k).min(nq);
+        let path = self.scan_path.get();
+        let list_major = engine.use_list_major(path, &self.lists, batch, n_probes, k)?;
         let mut specs = coarse_kernels(self.dim, n_probes, batch, self.centers.len())?;
-        specs.extend([scan, merge]);
+        if list_major {
+            specs.extend(list_major_kernels(&self.lists, self.metric, filter, k)?);
+        } else {
+            specs.extend(scan_kernels(&self.lists, self.metric, filter, k)?);
+        }
         engine.prepare(&specs)?;
         let gpu = engine.gpu();
         let owned_filter;
@@ -187,14 +207,15 @@ impl GpuIndex {
                 n_probes,
                 k,
             };
-            engine.scan_batch(
-                &b,
-                (&mut *cand_d, &mut *cand_i),
-                (
-                    &mut out_d.slice_mut(start * k..(start + nb) * k),
-                    &mut out_ids.slice_mut(start * k..(start + nb) * k),
-                ),
-            )?;
+            let out = (
+                &mut out_d.slice_mut(start * k..(start + nb) * k),
+                &mut out_ids.slice_mut(start * k..(start + nb) * k),
+            );
+            if engine.use_list_major(path, &self.lists, nb, n_probes, k)? {
+                engine.list_major_batch(&b, &mut ws.groups, (&mut *cand_d, &mut *cand_i), out)?;
+            } else {
+                engine.scan_batch(&b, (&mut *cand_d, &mut *cand_i), out)?;
+            }
         }
         Ok(())
     }
@@ -334,6 +355,7 @@ impl GpuIndex {
             probes,
             n_probes,
             k,
+            self.scan_path.get(),
         )
     }
 }

@@ -39,6 +39,8 @@ pub(crate) struct Workspace {
     pub(crate) bad_query: Buffer<i32>,
     /// The filter words of the last call with no filter (one zero word).
     pub(crate) no_filter: Buffer<u32>,
+    /// The list-major scan's grouping of pairs by list.
+    pub(crate) groups: super::list_major::PairGroups,
 }
 
 /// The host API's device side: the queries as uploaded and the results before download.

@@ -1,0 +1,71 @@
+// Entry fragment: the (query, probe slot) pairs of a batch grouped by the list they probe,
+// for the list-major scan. Three kernels, in this order on one stream, after `counts`
+// (n_lists ints) was zeroed:
+//   ivf_group_count_kernel   — pairs per list (atomics);
+//   ivf_group_offsets_kernel — one block: list_start and tile_start (exclusive prefix
+//                              sums of the counts and of ⌈count / qt⌉; n_lists + 1 each)
+//                              and the fill cursors;
+//   ivf_group_fill_kernel    — each pair's number (query × n_probes + slot) at its list's
+//                              cursor. The order within a list does not matter: each
+//                              pair's candidates are computed on their own.
+
+extern "C" __global__ void ivf_group_count_kernel(const long long* __restrict__ probes, int n_pairs, int* __restrict__ counts)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x)
+        atomicAdd(&counts[probes[i]], 1);
+}
+
+// Block-wide exclusive prefix sum of one value per thread (blockDim.x = 1024); returns the
+// thread's prefix and writes the total to *total.
+__device__ __forceinline__ int group_block_scan(int v, int* warp_sums, int* total)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int inc = v;
+    for (int off = 1; off < 32; off <<= 1) {
+        const int n = __shfl_up_sync(0xffffffffu, inc, off);
+        if (lane >= off) inc += n;
+    }
+    if (lane == 31) warp_sums[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        int w = lane < blockDim.x / 32 ? warp_sums[lane] : 0;
+        for (int off = 1; off < 32; off <<= 1) {
+            const int n = __shfl_up_sync(0xffffffffu, w, off);
+            if (lane >= off) w += n;
+        }
+        warp_sums[lane] = w;  // inclusive over warps
+    }
+    __syncthreads();
+    const int before = (warp > 0 ? warp_sums[warp - 1] : 0) + inc - v;
+    if (threadIdx.x == blockDim.x - 1) *total = before + v;
+    __syncthreads();
+    return before;
+}
+
+extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
+    const int* __restrict__ counts, int n_lists, int qt,
+    int* __restrict__ list_start, int* __restrict__ tile_start, int* __restrict__ cursor)
+{
+    __shared__ int warp_sums[32];
+    __shared__ int totals[2];
+    const int per = (n_lists + blockDim.x - 1) / blockDim.x;
+    const int begin = min(n_lists, threadIdx.x * per), end = min(n_lists, begin + per);
+    int pairs = 0, tiles = 0;
+    for (int l = begin; l < end; ++l) { pairs += counts[l]; tiles += (counts[l] + qt - 1) / qt; }
+    int p = group_block_scan(pairs, warp_sums, &totals[0]);
+    int t = group_block_scan(tiles, warp_sums, &totals[1]);
+    for (int l = begin; l < end; ++l) {
+        list_start[l] = p;
+        cursor[l] = p;
+        tile_start[l] = t;
+        p += counts[l];
+        t += (counts[l] + qt - 1) / qt;
+    }
+    if (threadIdx.x == 0) { list_start[n_lists] = totals[0]; tile_start[n_lists] = totals[1]; }
+}
+
+extern "C" __global__ void ivf_group_fill_kernel(const long long* __restrict__ probes, int n_pairs, int* __restrict__ cursor, int* __restrict__ pairs)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x)
+        pairs[atomicAdd(&cursor[probes[i]], 1)] = i;
+}

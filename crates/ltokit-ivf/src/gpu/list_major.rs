@@ -1,0 +1,395 @@
+//! The list-major scan: the batch's (query, probe) pairs grouped by the list they probe,
+//! then one block per tile of up to 64 pairs of one list, which reads the list once for
+//! all of them — a small matrix product per 32-row group (`kernels/lmtile.cu`) instead of
+//! one pass over the list per query. It writes the per-query scan's candidate layout (k
+//! per pair) and shares its merge. Worth it when many queries probe each list (large
+//! batches); [`ScanPath::Auto`] picks it from the batch shape.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use ltokit::launch::{
+    CudaSlice, CudaViewMut, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param,
+};
+use ltokit::{Error, Result};
+
+use super::profile::Stage;
+use super::scan::{merge_kernel, ScanBatch};
+use super::workspace::Buffer;
+use super::{capacity, DeviceLists, IvfGpu, KernelSpec};
+use crate::data::DType;
+use crate::metric::{Filter, Metric};
+
+/// Which scan a search runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScanPath {
+    /// One block per (query, probes) streams the probed lists for that query alone.
+    PerQuery,
+    /// Pairs grouped by list; each list read once per tile of its queries.
+    ListMajor,
+    /// List-major when the batch gives each probed list enough queries (see
+    /// [`MIN_PAIRS_PER_LIST`]) and the shape fits its shared memory, else per-query.
+    #[default]
+    Auto,
+}
+
+impl ScanPath {
+    /// Parses `per-query`, `list-major` or `auto`.
+    pub fn parse(s: &str) -> Result<ScanPath> {
+        match s {
+            "per-query" => Ok(ScanPath::PerQuery),
+            "list-major" => Ok(ScanPath::ListMajor),
+            "auto" => Ok(ScanPath::Auto),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown scan path {other:?}; use per-query, list-major or auto"
+            ))),
+        }
+    }
+
+    /// The name `parse` reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanPath::PerQuery => "per-query",
+            ScanPath::ListMajor => "list-major",
+            ScanPath::Auto => "auto",
+        }
+    }
+
+    pub(crate) fn to_code(self) -> u8 {
+        self as u8
+    }
+
+    pub(crate) fn from_code(code: u8) -> ScanPath {
+        match code {
+            0 => ScanPath::PerQuery,
+            1 => ScanPath::ListMajor,
+            _ => ScanPath::Auto,
+        }
+    }
+}
+
+/// A [`ScanPath`] that can be changed through a shared reference.
+#[derive(Debug, Default)]
+pub(crate) struct ScanPathCell(AtomicU8);
+
+impl ScanPathCell {
+    pub(crate) fn get(&self) -> ScanPath {
+        ScanPath::from_code(self.0.load(Ordering::Relaxed))
+    }
+    pub(crate) fn set(&self, path: ScanPath) {
+        self.0.store(path.to_code(), Ordering::Relaxed);
+    }
+}
+
+/// Average (query, probe) pairs per list from which `Auto` takes the list-major scan.
+/// Below it most tiles hold a few queries, and the per-query scan, which does no
+/// arithmetic for empty tile slots, is faster.
+pub const MIN_PAIRS_PER_LIST: f64 = 8.0;
+
+/// Queries per tile for top-k capacity `cap` (`lm_queries_per_tile` in lmscan.cu): the
+/// tile's per-query top-k lists share the block's shared memory with the staged rows.
+pub fn queries_per_tile(cap: usize) -> usize {
+    if cap <= 64 {
+        64
+    } else if cap <= 256 {
+        32
+    } else {
+        16
+    }
+}
+
+/// Shared memory of the tile fragment (`ivf_lm_*` in ivf_abi.cuh).
+fn work_bytes(dtype: DType, dim: usize, qt: usize) -> usize {
+    let slots = match dtype {
+        DType::F32 | DType::F16 => dim,
+        DType::I8 | DType::U8 => dim.div_ceil(4),
+    };
+    4 * (slots * (qt + 4) + slots * 32 + 128 + qt)
+}
+
+/// Dynamic shared memory of one list-major block (the layout in lmscan.cu).
+pub fn shared_bytes(dtype: DType, dim: usize, k: usize) -> Result<usize> {
+    let cap = capacity(k)?;
+    let qt = queries_per_tile(cap);
+    let fixed = qt * cap * 8 + qt * 33 * 4 + 32 * 4 + qt * 4 * 3;
+    Ok(fixed.next_multiple_of(16) + 16 + work_bytes(dtype, dim, qt))
+}
+
+/// `ivf_lmscan`'s parameters (kernels/lmscan.cu).
+const LMSCAN_SIGNATURE: &[Param] = &[
+    Param::Ptr,                               // queries, in the lists' type
+    Param::I32,                               // dim
+    Param::I32,                               // veclen
+    Param::I32,                               // n_probes
+    Param::Buffer(Elem::I32, Extent::Any),    // pairs grouped by list
+    Param::Buffer(Elem::I32, Extent::Any),    // list_start
+    Param::Buffer(Elem::I32, Extent::Any),    // tile_start
+    Param::I32,                               // n_lists
+    Param::Buffer(Elem::U8, Extent::Any),     // list data
+    Param::I32,                               // element size
+    Param::Buffer(Elem::I64, Extent::Any),    // list offsets
+    Param::Buffer(Elem::I32, Extent::Any),    // list sizes
+    Param::Buffer(Elem::I64, Extent::Any),    // ids
+    Param::Buffer(Elem::U32, Extent::Any),    // filter words
+    Param::I64,                               // filter words per query
+    Param::I32,                               // first query of the batch
+    Param::I32,                               // k
+    Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
+    Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
+];
+
+/// `ivf_group_count` and `ivf_group_fill`: probes, pair count, counts or cursors, and for
+/// the fill the pairs.
+const GROUP_COUNT_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::I64, Extent::Any),
+    Param::I32,
+    Param::BufferMut(Elem::I32, Extent::Any),
+];
+const GROUP_FILL_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::I64, Extent::Any),
+    Param::I32,
+    Param::BufferMut(Elem::I32, Extent::Any),
+    Param::BufferMut(Elem::I32, Extent::Any),
+];
+/// `ivf_group_offsets`: counts, n_lists, queries per tile, list_start, tile_start, cursors.
+const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::I32, Extent::Any),
+    Param::I32,
+    Param::I32,
+    Param::BufferMut(Elem::I32, Extent::Any),
+    Param::BufferMut(Elem::I32, Extent::Any),
+    Param::BufferMut(Elem::I32, Extent::Any),
+];
+
+/// The kernels of a list-major scan: lmscan, the three grouping kernels, merge.
+pub(crate) fn list_major_kernels(
+    lists: &DeviceLists,
+    metric: Metric,
+    filter: &Filter,
+    k: usize,
+) -> Result<[KernelSpec; 5]> {
+    let cap = capacity(k)?;
+    Ok([
+        KernelSpec {
+            plan: format!(
+                "lmscan_c{cap}_{}_{}_{}",
+                lists.dtype.name(),
+                metric.name(),
+                filter.name()
+            ),
+            signature: LMSCAN_SIGNATURE,
+            shared: shared_bytes(lists.dtype, lists.dim, k)?,
+        },
+        KernelSpec {
+            plan: "group_count".into(),
+            signature: GROUP_COUNT_SIGNATURE,
+            shared: 0,
+        },
+        KernelSpec {
+            plan: "group_offsets".into(),
+            signature: GROUP_OFFSETS_SIGNATURE,
+            shared: 0,
+        },
+        KernelSpec {
+            plan: "group_fill".into(),
+            signature: GROUP_FILL_SIGNATURE,
+            shared: 0,
+        },
+        merge_kernel(metric, k)?,
+    ])
+}
+
+/// Device buffers of the grouping, reused across calls.
+#[derive(Default)]
+pub(crate) struct PairGroups {
+    counts: Buffer<i32>,
+    list_start: Buffer<i32>,
+    tile_start: Buffer<i32>,
+    cursor: Buffer<i32>,
+    pairs: Buffer<i32>,
+}
+
+/// Threads per block of the grouping's element-wise kernels.
+const GROUP_THREADS: usize = 256;
+
+impl IvfGpu {
+    /// Whether the list-major scan can run this shape on this device, and if not why.
+    pub fn list_major_unsupported(
+        &self,
+        dtype: DType,
+        dim: usize,
+        k: usize,
+    ) -> Result<Option<String>> {
+        let need = shared_bytes(dtype, dim, k)?;
+        let limit = self.shared_limit()?;
+        Ok((need > limit).then(|| {
+            format!(
+                "the list-major scan of {} × {dim} for k = {k} needs {need} bytes of shared \
+                 memory per block, this GPU allows {limit}; use the per-query scan or a smaller k",
+                dtype.name()
+            )
+        }))
+    }
+
+    /// Whether `path` means the list-major scan for this batch shape.
+    pub(crate) fn use_list_major(
+        &self,
+        path: ScanPath,
+        lists: &DeviceLists,
+        nb: usize,
+        n_probes: usize,
+        k: usize,
+    ) -> Result<bool> {
+        match path {
+            ScanPath::PerQuery => Ok(false),
+            ScanPath::ListMajor => match self.list_major_unsupported(lists.dtype, lists.dim, k)? {
+                Some(why) => Err(Error::InvalidArgument(why)),
+                None => Ok(true),
+            },
+            ScanPath::Auto => {
+                let per_list = (nb * n_probes) as f64 / lists.n_lists.max(1) as f64;
+                Ok(per_list >= MIN_PAIRS_PER_LIST
+                    && self
+                        .list_major_unsupported(lists.dtype, lists.dim, k)?
+                        .is_none())
+            }
+        }
+    }
+
+    /// The list-major scan of one batch and its merge: candidates into `cand` (at least
+    /// `nb × n_probes × k` each), each query's top `k` into `out` (at least `nb × k`).
+    pub(crate) fn list_major_batch<T: DeviceElem>(
+        &self,
+        b: &ScanBatch<'_, T>,
+        groups: &mut PairGroups,
+        cand: (&mut CudaSlice<f32>, &mut CudaSlice<i64>),
+        out: (&mut CudaViewMut<'_, f32>, &mut CudaViewMut<'_, i64>),
+    ) -> Result<()> {
+        let lists = b.lists;
+        let n_pairs = b.nb * b.n_probes;
+        b.check_buffers(cand.0.len().min(cand.1.len()), out.0.len().min(out.1.len()))?;
+        if n_pairs > i32::MAX as usize {
+            return Err(Error::InvalidArgument(format!(
+                "{n_pairs} (query, probe) pairs in one batch; the list-major scan takes at most {}",
+                i32::MAX
+            )));
+        }
+        let [scan, count, offsets, fill, merge] =
+            list_major_kernels(lists, b.metric, b.filter, b.k)?;
+        let qt = queries_per_tile(capacity(b.k)?);
+        let scan_smem = scan.shared;
+        let scan_k = self.kernel(&scan.plan, scan.signature, scan.shared)?;
+        let count_k = self.kernel(&count.plan, count.signature, 0)?;
+        let offsets_k = self.kernel(&offsets.plan, offsets.signature, 0)?;
+        let fill_k = self.kernel(&fill.plan, fill.signature, 0)?;
+        let gpu = &self.gpu;
+        let stream = gpu.stream();
+        let n_lists = lists.n_lists;
+        let counts = groups.counts.at_least(gpu, n_lists)?;
+        let list_start = groups.list_start.at_least(gpu, n_lists + 1)?;
+        let tile_start = groups.tile_start.at_least(gpu, n_lists + 1)?;
+        let cursor = groups.cursor.at_least(gpu, n_lists)?;
+        let pairs = groups.pairs.at_least(gpu, n_pairs)?;
+        let (n_pairs_i, n_lists_i, qt_i) = (n_pairs as i32, n_lists as i32, qt as i32);
+        let elementwise = LaunchConfig {
+            grid_dim: (n_pairs.div_ceil(GROUP_THREADS).clamp(1, 4096) as u32, 1, 1),
+            block_dim: (GROUP_THREADS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+
+        gpu.clear(counts)?;
+        let launch = Launch::on(stream, &count_k, elementwise)
+            .view(&b.probes)
+            .scalar(&n_pairs_i)
+            .buffer_mut(counts);
+        // SAFETY: reads n_pairs probes (ScanBatch::check_buffers), each a list number below
+        // n_lists (from the coarse search or range-checked by the caller), and increments
+        // counts[list] within its n_lists entries.
+        unsafe { launch.run() }?;
+        let one_block = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let launch = Launch::on(stream, &offsets_k, one_block)
+            .buffer(counts)
+            .scalar(&n_lists_i)
+            .scalar(&qt_i)
+            .buffer_mut(list_start)
+            .buffer_mut(tile_start)
+            .buffer_mut(cursor);
+        // SAFETY: reads n_lists counts, writes n_lists + 1 list and tile starts and n_lists
+        // cursors, the lengths allocated above.
+        unsafe { launch.run() }?;
+        let launch = Launch::on(stream, &fill_k, elementwise)
+            .view(&b.probes)
+            .scalar(&n_pairs_i)
+            .buffer_mut(cursor)
+            .buffer_mut(pairs);
+        // SAFETY: each pair takes one slot of its list's range of `pairs` (the counts sum
+        // to n_pairs, the length allocated above).
+        unsafe { launch.run() }?;
+        self.profiler.lap(gpu, Stage::Group)?;
+
+        // Tiles: at most one partial tile per probed list besides the full ones.
+        let tiles = n_lists.min(n_pairs) + n_pairs / qt;
+        let (dim_i, veclen_i, probes_i, elem, base, k_i) = (
+            lists.dim as i32,
+            lists.veclen as i32,
+            b.n_probes as i32,
+            lists.dtype.size() as i32,
+            b.query_base as i32,
+            b.k as i32,
+        );
+        let cfg = LaunchConfig {
+            grid_dim: (tiles as u32, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: scan_smem as u32,
+        };
+        let (cand_d, cand_i) = cand;
+        let launch = Launch::on(stream, &scan_k, cfg)
+            .view(&b.queries)
+            .scalar(&dim_i)
+            .scalar(&veclen_i)
+            .scalar(&probes_i)
+            .buffer(pairs)
+            .buffer(list_start)
+            .buffer(tile_start)
+            .scalar(&n_lists_i)
+            .buffer(&lists.data)
+            .scalar(&elem)
+            .buffer(&lists.list_offset)
+            .buffer(&lists.list_size)
+            .buffer(&lists.ids)
+            .buffer(b.filter_words.0)
+            .scalar(&b.filter_words.1)
+            .scalar(&base)
+            .scalar(&k_i)
+            .buffer_mut(&mut *cand_d)
+            .buffer_mut(&mut *cand_i);
+        // SAFETY: blocks past tile_start[n_lists] return at once; a tile reads its pairs
+        // within list_start's ranges (built above from the same probes), their queries
+        // (pair / n_probes < nb, checked by check_buffers), its list's whole 32-row groups
+        // (lists are padded to 32 rows), the filter within its words, and writes k
+        // candidates at pair × k < nb × n_probes × k, within cand (checked).
+        unsafe { launch.run() }?;
+        self.profiler.lap(gpu, Stage::Scan)?;
+        self.merge_candidates(
+            &merge,
+            b.nb,
+            b.n_probes * b.k,
+            b.k,
+            (&*cand_d, &*cand_i),
+            out,
+        )
+    }
+
+    fn shared_limit(&self) -> Result<usize> {
+        let mut cached = self.shared_limit.lock();
+        if let Some(v) = *cached {
+            return Ok(v);
+        }
+        let v = self.gpu.max_shared_per_block()?;
+        *cached = Some(v);
+        Ok(v)
+    }
+}
