@@ -25,16 +25,31 @@ extern "C" __device__ float ivf_report(float score);
 extern "C" __device__ bool ivf_metric_l2();
 
 // The list-major scan's tile arithmetic (fragment lmtile_<dtype>), called by all
-// threads of a 128-thread block. `work` is the fragment's shared memory:
-// 4 × (D × (qt + 4) + D × 32 + 128 + qt) bytes, D = dim for float types, ⌈dim / 4⌉ for
-// 8-bit types (kept in step with `list_major::work_bytes`).
-//
+// LM_THREADS threads of a block. A step is 64 rows: two consecutive 32-row interleaved
+// groups (`groups` = 1 when the list has only one left). `work` is the fragment's shared
+// memory: 4 × (D × (qt + 4) + D × 64 + 8 × 64 + qt) bytes, D = dim for float types,
+// ⌈dim / 4⌉ for 8-bit types (kept in step with `list_major::work_bytes`).
+#define LM_THREADS 256
+#define LM_STEP_ROWS 64
+// 16-byte chunks of one step a thread holds in registers while the previous step is
+// multiplied: 64 KiB steps (f32 up to 256 dimensions, f16 512, 8-bit 1024). Larger rows,
+// and layouts without 16-byte chunks, are loaded when stored, without overlap.
+#define LM_PREFETCH 16
+struct LmRegs { uint4 v[LM_PREFETCH]; };
+
 // Stages the tile's `qt` queries (slot i ← query qidx[i] of `queries`, zeros where
 // qidx[i] < 0) and writes their squared norms to qnorm2[i].
 extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, unsigned char* work, float* qnorm2);
 
-// Scores one 32-row interleaved group against the staged queries: acc[i * 33 + r] is the
-// accumulator of query slot i and row r in ivf_score's convention (the squared distance
-// for L2 metrics, the dot product otherwise), xnorm2[r] the row's squared norm. Contains
-// the block barriers it needs; acc and xnorm2 are readable by every thread on return.
-extern "C" __device__ void ivf_lm_products(const unsigned char* group, int dim, int veclen, int qt, const float* qnorm2, unsigned char* work, float* acc, float* xnorm2);
+// Loads the step at `rows` into this thread's registers (when its layout allows).
+extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs* regs);
+
+// Writes the step fetched into `regs` (or, when it could not be fetched, the step at
+// `rows`) to shared memory, with the parts of the rows' squared norms.
+extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt);
+
+// After a barrier that follows ivf_lm_store: acc[i * 65 + r] is the accumulator of query
+// slot i and step row r in ivf_score's convention (the squared distance for L2 metrics,
+// the dot product otherwise), xnorm2[r] the row's squared norm. The caller puts a barrier
+// between this and reading them.
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, float* acc, float* xnorm2);

@@ -1,36 +1,36 @@
 // Entry fragment: the list-major scan, one kernel ivf_lmscan_c<CAP>_kernel per top-k
 // capacity. The (query, probe slot) pairs of a batch arrive grouped by list (group.cu):
-// pairs[list_start[l] .. list_start[l + 1]) probe list l, cut into tiles of QT pairs, and
+// pairs[list_start[l] .. list_start[l + 1]) probe list l, cut into tiles of qt pairs, and
 // tile_start[l] numbers list l's first tile. Block b takes tile b: it stages the tile's
-// queries once, then goes through the list's 32-row groups, each scored against all its
-// queries at once by the tile fragment (ivf_lm_products), and keeps each query's top-k of
-// this list (warp w keeps slots w, w + 4, …; row positions, turned into source ids at the
-// end). It writes k candidates for each pair at pair × k — the per-query scan's layout
-// with one candidate set per probe — so ivf_merge finishes both scans alike.
+// queries once, then goes through the list 64 rows at a time, each step scored against
+// all its queries at once by the tile fragment (the next step's rows load into registers
+// while this one is multiplied), and keeps each query's top-k of this list (warp w keeps
+// slots w, w + 8, …; row positions, turned into source ids at the end). It writes k
+// candidates for each pair at pair × k — the per-query scan's layout with one candidate
+// set per probe — so ivf_merge finishes both scans alike.
 #include "ivf_abi.cuh"
 #include "topk.cuh"
 
-#define LM_WARPS 4
+#define LM_WARPS (LM_THREADS / 32)
 
-// Queries per tile for a capacity (the per-slot top-k lists share the block's shared
-// memory with the tiles); kept in step with `list_major::queries_per_tile`.
-__host__ __device__ constexpr int lm_queries_per_tile(int cap) { return cap <= 64 ? 64 : (cap <= 256 ? 32 : 16); }
+// qt (16, 32 or 64 queries per tile) is chosen by the host from the batch shape, the
+// capacity and the shared memory (`list_major::queries_per_tile`); the shared-memory
+// layout below is kept in step with `list_major::shared_bytes`.
 
 #define IVF_LMSCAN_PARAMS                                                                        \
-    const unsigned char* __restrict__ queries, int dim, int veclen, int n_probes,               \
+    const unsigned char* __restrict__ queries, int dim, int veclen, int n_probes, int qt,       \
     const int* __restrict__ pairs, const int* __restrict__ list_start,                          \
     const int* __restrict__ tile_start, int n_lists,                                            \
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset, \
     const int* __restrict__ list_size, const long long* __restrict__ ids,                       \
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,            \
     int k, float* __restrict__ out_d, long long* __restrict__ out_id
-#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, pairs, list_start, tile_start, n_lists, \
+#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, pairs, list_start, tile_start, n_lists, \
     data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, out_d, out_id
 
 template <int CAP>
 __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
 {
-    constexpr int QT = lm_queries_per_tile(CAP);
     const int tile = blockIdx.x;
     if (tile >= tile_start[n_lists]) return;
     // The list whose tiles include this one: the last l with tile_start[l] <= tile.
@@ -40,44 +40,58 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         if (tile_start[mid] <= tile) lo = mid; else hi = mid - 1;
     }
     const int list = lo;
-    const int first = list_start[list] + (tile - tile_start[list]) * QT;
-    const int count = min(QT, list_start[list + 1] - first);
+    const int first = list_start[list] + (tile - tile_start[list]) * qt;
+    const int count = min(qt, list_start[list + 1] - first);
 
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    float* top_d = reinterpret_cast<float*>(smem_raw);          // [QT][CAP]
-    int* top_pos = reinterpret_cast<int*>(top_d + QT * CAP);    // [QT][CAP]
-    float* acc = reinterpret_cast<float*>(top_pos + QT * CAP);  // [QT][33]
-    float* xnorm2 = acc + QT * 33;                              // [32]
-    float* qnorm2 = xnorm2 + 32;                                // [QT]
-    int* qidx = reinterpret_cast<int*>(qnorm2 + QT);            // [QT]
-    int* pair = qidx + QT;                                      // [QT]
+    float* top_d = reinterpret_cast<float*>(smem_raw);           // [qt][CAP]
+    int* top_pos = reinterpret_cast<int*>(top_d + qt * CAP);     // [qt][CAP]
+    float* acc = reinterpret_cast<float*>(top_pos + qt * CAP);   // [qt][65]
+    float* xnorm2 = acc + qt * (LM_STEP_ROWS + 1);               // [64]
+    float* qnorm2 = xnorm2 + LM_STEP_ROWS;                       // [qt]
+    int* qidx = reinterpret_cast<int*>(qnorm2 + qt);             // [qt]
+    int* pair = qidx + qt;                                       // [qt]
     unsigned char* work = reinterpret_cast<unsigned char*>(
-        (reinterpret_cast<unsigned long long>(pair + QT) + 15) & ~15ull);
+        (reinterpret_cast<unsigned long long>(pair + qt) + 15) & ~15ull);
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    for (int i = threadIdx.x; i < QT; i += blockDim.x) {
+    for (int i = threadIdx.x; i < qt; i += blockDim.x) {
         const int p = i < count ? pairs[first + i] : -1;
         pair[i] = p;
         qidx[i] = p >= 0 ? p / n_probes : -1;
     }
-    for (int i = warp; i < QT; i += LM_WARPS) topk_init<CAP>(top_d + i * CAP, top_pos + i * CAP, lane);
+    for (int i = warp; i < qt; i += LM_WARPS) topk_init<CAP>(top_d + i * CAP, top_pos + i * CAP, lane);
     __syncthreads();
-    ivf_lm_stage_queries(queries, qidx, QT, dim, work, qnorm2);
+    ivf_lm_stage_queries(queries, qidx, qt, dim, work, qnorm2);
 
     const long long off = list_offset[list];
     const int size = list_size[list];
-    const long long group_bytes = 32LL * dim * elem_bytes;
+    const long long step_bytes = (long long)LM_STEP_ROWS * dim * elem_bytes;
+    const unsigned char* rows = data + off * dim * elem_bytes;
+    const int steps = (size + LM_STEP_ROWS - 1) / LM_STEP_ROWS;
     const float inf = __int_as_float(0x7f800000);
-    for (int g = 0; g * 32 < size; ++g) {
-        ivf_lm_products(data + off * dim * elem_bytes + g * group_bytes, dim, veclen, QT, qnorm2, work, acc, xnorm2);
-        const int row = g * 32 + lane;
+    LmRegs regs;
+    ivf_lm_fetch(rows, min(2, (size + 31) / 32), dim, veclen, &regs);
+    for (int st = 0; st < steps; ++st) {
+        const int base = st * LM_STEP_ROWS;
+        ivf_lm_store(rows + st * step_bytes, min(2, (size - base + 31) / 32), dim, veclen, &regs, work, qt);
+        __syncthreads();
+        if (st + 1 < steps)
+            ivf_lm_fetch(rows + (st + 1) * step_bytes, min(2, (size - base - LM_STEP_ROWS + 31) / 32), dim, veclen, &regs);
+        ivf_lm_multiply(dim, qt, work, acc, xnorm2);
+        __syncthreads();
         for (int i = warp; i < count; i += LM_WARPS) {
             float* d = top_d + i * CAP;
             int* pos = top_pos + i * CAP;
-            float s = inf;
-            if (row < size && ivf_keep(ids[off + row], query_base + qidx[i], filter, filter_words))
-                s = ivf_score(acc[i * 33 + lane], qnorm2[i], xnorm2[lane]);
-            topk_offer<CAP>(d, pos, k, lane, d[k - 1], s, row);
+            #pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int r = half * 32 + lane;
+                const int row = base + r;
+                float s = inf;
+                if (row < size && ivf_keep(ids[off + row], query_base + qidx[i], filter, filter_words))
+                    s = ivf_score(acc[i * (LM_STEP_ROWS + 1) + r], qnorm2[i], xnorm2[r]);
+                topk_offer<CAP>(d, pos, k, lane, d[k - 1], s, row);
+            }
         }
     }
     __syncthreads();
@@ -92,5 +106,5 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
 }
 
 #define IVF_LMSCAN_KERNEL(CAP) \
-    extern "C" __global__ void __launch_bounds__(128) ivf_lmscan_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
+    extern "C" __global__ void __launch_bounds__(LM_THREADS) ivf_lmscan_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
 IVF_FOR_EACH_CAPACITY(IVF_LMSCAN_KERNEL)

@@ -1,5 +1,5 @@
 //! The list-major scan: the batch's (query, probe) pairs grouped by the list they probe,
-//! then one block per tile of up to 64 pairs of one list, which reads the list once for
+//! then one block per tile of 16 to 64 pairs of one list, which reads the list once for
 //! all of them — a small matrix product per 32-row group (`kernels/lmtile.cu`) instead of
 //! one pass over the list per query. It writes the per-query scan's candidate layout (k
 //! per pair) and shares its merge. Worth it when many queries probe each list (large
@@ -85,9 +85,12 @@ impl ScanPathCell {
 /// arithmetic for empty tile slots, is faster.
 pub const MIN_PAIRS_PER_LIST: f64 = 8.0;
 
-/// Queries per tile for top-k capacity `cap` (`lm_queries_per_tile` in lmscan.cu): the
-/// tile's per-query top-k lists share the block's shared memory with the staged rows.
-pub fn queries_per_tile(cap: usize) -> usize {
+/// Threads per list-major block (`LM_THREADS` in ivf_abi.cuh).
+const LM_THREADS: u32 = 256;
+
+/// The most queries a tile may hold for top-k capacity `cap`: a tile's per-query top-k
+/// lists share the block's shared memory with its rows and queries.
+pub fn max_queries_per_tile(cap: usize) -> usize {
     if cap <= 64 {
         64
     } else if cap <= 256 {
@@ -97,20 +100,37 @@ pub fn queries_per_tile(cap: usize) -> usize {
     }
 }
 
+/// Queries per tile for a batch of `n_pairs` (query, probe) pairs over `n_lists` lists:
+/// enough to share each list's reads among many queries, few enough that the last,
+/// partial tile of a list does not multiply mostly empty slots (16 slots when lists get
+/// fewer than 16 pairs on average, 32 below 40, else 64); at most
+/// [`max_queries_per_tile`].
+pub fn preferred_queries_per_tile(cap: usize, n_pairs: usize, n_lists: usize) -> usize {
+    let per_list = n_pairs as f64 / n_lists.min(n_pairs).max(1) as f64;
+    let by_shape = if per_list < 16.0 {
+        16
+    } else if per_list < 40.0 {
+        32
+    } else {
+        64
+    };
+    by_shape.min(max_queries_per_tile(cap))
+}
+
 /// Shared memory of the tile fragment (`ivf_lm_*` in ivf_abi.cuh).
 fn work_bytes(dtype: DType, dim: usize, qt: usize) -> usize {
     let slots = match dtype {
         DType::F32 | DType::F16 => dim,
         DType::I8 | DType::U8 => dim.div_ceil(4),
     };
-    4 * (slots * (qt + 4) + slots * 32 + 128 + qt)
+    4 * (slots * (qt + 4) + slots * 64 + 8 * 64 + qt)
 }
 
-/// Dynamic shared memory of one list-major block (the layout in lmscan.cu).
-pub fn shared_bytes(dtype: DType, dim: usize, k: usize) -> Result<usize> {
+/// Dynamic shared memory of one list-major block of `qt` queries (the layout in
+/// lmscan.cu).
+pub fn shared_bytes(dtype: DType, dim: usize, k: usize, qt: usize) -> Result<usize> {
     let cap = capacity(k)?;
-    let qt = queries_per_tile(cap);
-    let fixed = qt * cap * 8 + qt * 33 * 4 + 32 * 4 + qt * 4 * 3;
+    let fixed = qt * cap * 8 + qt * 65 * 4 + 64 * 4 + qt * 4 * 3;
     Ok(fixed.next_multiple_of(16) + 16 + work_bytes(dtype, dim, qt))
 }
 
@@ -120,6 +140,7 @@ const LMSCAN_SIGNATURE: &[Param] = &[
     Param::I32,                               // dim
     Param::I32,                               // veclen
     Param::I32,                               // n_probes
+    Param::I32,                               // queries per tile
     Param::Buffer(Elem::I32, Extent::Any),    // pairs grouped by list
     Param::Buffer(Elem::I32, Extent::Any),    // list_start
     Param::Buffer(Elem::I32, Extent::Any),    // tile_start
@@ -160,12 +181,15 @@ const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
     Param::BufferMut(Elem::I32, Extent::Any),
 ];
 
-/// The kernels of a list-major scan: lmscan, the three grouping kernels, merge.
+/// The kernels of a list-major scan: lmscan, the three grouping kernels, merge. The scan
+/// is allowed the shared memory of its largest tile, up to the device's `shared_limit`
+/// (each launch uses what its tile needs).
 pub(crate) fn list_major_kernels(
     lists: &DeviceLists,
     metric: Metric,
     filter: &Filter,
     k: usize,
+    shared_limit: usize,
 ) -> Result<[KernelSpec; 5]> {
     let cap = capacity(k)?;
     Ok([
@@ -177,7 +201,8 @@ pub(crate) fn list_major_kernels(
                 filter.name()
             ),
             signature: LMSCAN_SIGNATURE,
-            shared: shared_bytes(lists.dtype, lists.dim, k)?,
+            shared: shared_bytes(lists.dtype, lists.dim, k, max_queries_per_tile(cap))?
+                .min(shared_limit),
         },
         KernelSpec {
             plan: "group_count".into(),
@@ -212,22 +237,34 @@ pub(crate) struct PairGroups {
 const GROUP_THREADS: usize = 256;
 
 impl IvfGpu {
-    /// Whether the list-major scan can run this shape on this device, and if not why.
-    pub fn list_major_unsupported(
+    /// The queries per tile a list-major scan of this shape runs with on this device
+    /// (the preferred number, lowered until the block fits the shared memory), or why it
+    /// cannot run.
+    pub fn list_major_tile(
         &self,
         dtype: DType,
         dim: usize,
         k: usize,
-    ) -> Result<Option<String>> {
-        let need = shared_bytes(dtype, dim, k)?;
+        n_pairs: usize,
+        n_lists: usize,
+    ) -> Result<std::result::Result<usize, String>> {
+        let cap = capacity(k)?;
         let limit = self.shared_limit()?;
-        Ok((need > limit).then(|| {
-            format!(
-                "the list-major scan of {} × {dim} for k = {k} needs {need} bytes of shared \
-                 memory per block, this GPU allows {limit}; use the per-query scan or a smaller k",
-                dtype.name()
-            )
-        }))
+        let mut qt = preferred_queries_per_tile(cap, n_pairs, n_lists);
+        loop {
+            let need = shared_bytes(dtype, dim, k, qt)?;
+            if need <= limit {
+                return Ok(Ok(qt));
+            }
+            if qt == 16 {
+                return Ok(Err(format!(
+                    "the list-major scan of {} × {dim} for k = {k} needs {need} bytes of shared \
+                     memory per block, this GPU allows {limit}; use the per-query scan or a smaller k",
+                    dtype.name()
+                )));
+            }
+            qt /= 2;
+        }
     }
 
     /// Whether `path` means the list-major scan for this batch shape.
@@ -239,18 +276,17 @@ impl IvfGpu {
         n_probes: usize,
         k: usize,
     ) -> Result<bool> {
+        let n_pairs = nb * n_probes;
+        let tile = || self.list_major_tile(lists.dtype, lists.dim, k, n_pairs, lists.n_lists);
         match path {
             ScanPath::PerQuery => Ok(false),
-            ScanPath::ListMajor => match self.list_major_unsupported(lists.dtype, lists.dim, k)? {
-                Some(why) => Err(Error::InvalidArgument(why)),
-                None => Ok(true),
+            ScanPath::ListMajor => match tile()? {
+                Err(why) => Err(Error::InvalidArgument(why)),
+                Ok(_) => Ok(true),
             },
             ScanPath::Auto => {
-                let per_list = (nb * n_probes) as f64 / lists.n_lists.max(1) as f64;
-                Ok(per_list >= MIN_PAIRS_PER_LIST
-                    && self
-                        .list_major_unsupported(lists.dtype, lists.dim, k)?
-                        .is_none())
+                let per_list = n_pairs as f64 / lists.n_lists.max(1) as f64;
+                Ok(per_list >= MIN_PAIRS_PER_LIST && tile()?.is_ok())
             }
         }
     }
@@ -274,9 +310,11 @@ impl IvfGpu {
             )));
         }
         let [scan, count, offsets, fill, merge] =
-            list_major_kernels(lists, b.metric, b.filter, b.k)?;
-        let qt = queries_per_tile(capacity(b.k)?);
-        let scan_smem = scan.shared;
+            list_major_kernels(lists, b.metric, b.filter, b.k, self.shared_limit()?)?;
+        let qt = self
+            .list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
+            .map_err(Error::InvalidArgument)?;
+        let scan_smem = shared_bytes(lists.dtype, lists.dim, b.k, qt)?;
         let scan_k = self.kernel(&scan.plan, scan.signature, scan.shared)?;
         let count_k = self.kernel(&count.plan, count.signature, 0)?;
         let offsets_k = self.kernel(&offsets.plan, offsets.signature, 0)?;
@@ -342,7 +380,7 @@ impl IvfGpu {
         );
         let cfg = LaunchConfig {
             grid_dim: (tiles as u32, 1, 1),
-            block_dim: (128, 1, 1),
+            block_dim: (LM_THREADS, 1, 1),
             shared_mem_bytes: scan_smem as u32,
         };
         let (cand_d, cand_i) = cand;
@@ -351,6 +389,7 @@ impl IvfGpu {
             .scalar(&dim_i)
             .scalar(&veclen_i)
             .scalar(&probes_i)
+            .scalar(&qt_i)
             .buffer(pairs)
             .buffer(list_start)
             .buffer(tile_start)
@@ -383,7 +422,8 @@ impl IvfGpu {
         )
     }
 
-    fn shared_limit(&self) -> Result<usize> {
+    /// The device's dynamic shared memory limit per block (read once).
+    pub(crate) fn shared_limit(&self) -> Result<usize> {
         let mut cached = self.shared_limit.lock();
         if let Some(v) = *cached {
             return Ok(v);

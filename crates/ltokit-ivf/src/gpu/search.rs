@@ -160,7 +160,13 @@ impl GpuIndex {
         let list_major = engine.use_list_major(path, &self.lists, batch, n_probes, k)?;
         let mut specs = coarse_kernels(self.dim, n_probes, batch, self.centers.len())?;
         if list_major {
-            specs.extend(list_major_kernels(&self.lists, self.metric, filter, k)?);
+            specs.extend(list_major_kernels(
+                &self.lists,
+                self.metric,
+                filter,
+                k,
+                engine.shared_limit()?,
+            )?);
         } else {
             specs.extend(scan_kernels(&self.lists, self.metric, filter, k)?);
         }
