@@ -8,15 +8,15 @@ import os
 import sys
 
 out = sys.argv[1]
-print("| set | n_probes | ltokit recall | cuVS recall | ltokit QPS (device) | ltokit QPS (host) | cuVS QPS | device / cuVS | host / cuVS |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| set | batch | n_probes | ltokit scan | ltokit recall | cuVS recall | ltokit QPS (device) | ltokit QPS (host) | cuVS QPS | device / cuVS | host / cuVS |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 builds = []
 for path in sorted(glob.glob(os.path.join(out, "ltokit-*.json"))):
     name = os.path.basename(path)[len("ltokit-"):-len(".json")]
     try:
         lt = json.load(open(path))
     except Exception as e:  # a failed run leaves its error beside it
-        print(f"| {name} | ltokit failed: {e} | | | | | | | |")
+        print(f"| {name} | ltokit failed: {e} | | | | | | | | | |")
         continue
     cu = {}
     cu_res = {}
@@ -31,7 +31,8 @@ for path in sorted(glob.glob(os.path.join(out, "ltokit-*.json"))):
         c = cu.get(r["n_probes"], {})
         cq = c.get("qps")
         ratio = lambda x: f"{x / cq:.2f}" if cq else "-"
-        print(f"| {name} {lt['dtype']} {lt['rows']}x{lt['dim']} | {r['n_probes']} | {r['recall']:.4f} | "
+        print(f"| {name} {lt['dtype']} {lt['rows']}x{lt['dim']} | {r.get('batch', lt['batch'])} | {r['n_probes']} | "
+              f"{r.get('scan', 'per-query')} | {r['recall']:.4f} | "
               f"{c.get('recall', float('nan')):.4f} | {r['device_qps']:.0f} | {r['qps']:.0f} | "
               f"{cq or float('nan'):.0f} | {ratio(r['device_qps'])} | {ratio(r['qps'])} |")
     builds.append((name, lt.get("build_s"), cu_res.get("build_s"), lt.get("first_search_ms"), cu_res.get("first_search_ms")))

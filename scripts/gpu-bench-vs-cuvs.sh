@@ -7,10 +7,13 @@
 # usage: bash scripts/gpu-bench-vs-cuvs.sh OUT_DIR [SET:LISTS:PROBES ...]
 #   default sets: lowdim:1024:5,10,20,30,50,100  lowdim-f16:1024:10,20,50
 #                 lowdim-i8:1024:10,20,50  images:256:2,5,10,20
-# Both sides: batch 10,000, k 10, squared L2, recall@10 against their own exact search,
-# median of 5 timed runs after warm-up. cuVS is timed with queries on the GPU and
-# results left there; ltokit both ways (device-resident and from the host).
+# Both sides: batch $BATCH (default 10,000), k 10, squared L2, recall@10 against their
+# own exact search, median of 5 timed runs after warm-up. cuVS is timed with queries on
+# the GPU and results left there; ltokit both ways (device-resident and from the host),
+# with each scan path in $SCANS (default per-query,list-major,auto).
 set -uo pipefail
+batch=${BATCH:-10000}
+scans=${SCANS:-per-query,list-major,auto}
 out=${1:?usage: gpu-bench-vs-cuvs.sh OUT_DIR [SET:LISTS:PROBES ...]}
 shift
 mkdir -p "$out"
@@ -28,10 +31,10 @@ for s in "${sets[@]}"; do
   IFS=: read -r name lists probes <<< "$s"
   echo "== $name: ltokit" >&2
   gpu-run/bin/ltokit ivf bench --base "$data/$name/base.npy" --queries "$data/$name/queries.npy" \
-    --lists "$lists" --probes "$probes" --k 10 --batch 10000 --json --cache-dir /tmp/ltokit-bench-cache \
+    --lists "$lists" --probes "$probes" --k 10 --batch "$batch" --scan "$scans" --json --cache-dir /tmp/ltokit-bench-cache \
     > "$out/ltokit-$name.json" 2> "$out/ltokit-$name.err"
   echo "== $name: cuVS" >&2
-  BATCH=10000 PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/site/nvidia/cu13/lib \
+  BATCH=$batch PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/site/nvidia/cu13/lib \
     python3 gpu-run/cuvs_bench.py "$data/$name" "$lists" native "$probes" > "$out/cuvs-$name.txt" 2>&1
 done
 python3 scripts/compare-vs-cuvs.py "$out" | tee "$out/summary.md"

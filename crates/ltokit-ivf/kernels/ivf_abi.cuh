@@ -27,10 +27,11 @@ extern "C" __device__ bool ivf_metric_l2();
 // The list-major scan's tile arithmetic (fragment lmtile_<dtype>), called by all
 // LM_THREADS threads of a block. A step is 64 rows: two consecutive 32-row interleaved
 // groups (`groups` = 1 when the list has only one left). `work` is the fragment's shared
-// memory: 4 × (D × (qt + 4) + D × 64 + 8 × 64 + qt) bytes, D = dim for float types,
-// ⌈dim / 4⌉ for 8-bit types (kept in step with `list_major::work_bytes`).
+// memory, `list_major::work_bytes` of it (the layouts are in lmtile.cu).
 #define LM_THREADS 256
 #define LM_STEP_ROWS 64
+// Row stride of the accumulator tile (a multiple of 4, as WMMA stores need).
+#define LM_ACC_STRIDE 68
 // 16-byte chunks of one step a thread holds in registers while the previous step is
 // multiplied: 64 KiB steps (f32 up to 256 dimensions, f16 512, 8-bit 1024). Larger rows,
 // and layouts without 16-byte chunks, are loaded when stored, without overlap.
@@ -48,7 +49,7 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, i
 // `rows`) to shared memory, with the parts of the rows' squared norms.
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt);
 
-// After a barrier that follows ivf_lm_store: acc[i * 65 + r] is the accumulator of query
+// After a barrier that follows ivf_lm_store: acc[i * LM_ACC_STRIDE + r] is the accumulator of query
 // slot i and step row r in ivf_score's convention (the squared distance for L2 metrics,
 // the dot product otherwise), xnorm2[r] the row's squared norm. The caller puts a barrier
 // between this and reading them.

@@ -24,9 +24,24 @@
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset, \
     const int* __restrict__ list_size, const long long* __restrict__ ids,                       \
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,            \
-    int k, float* __restrict__ out_d, long long* __restrict__ out_id
+    int k, unsigned int* __restrict__ bound, float* __restrict__ out_d, long long* __restrict__ out_id
 #define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, pairs, list_start, tile_start, n_lists, \
-    data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, out_d, out_id
+    data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, bound, out_d, out_id
+
+// A query's bound: the smallest k-th score any of its pairs has reached so far (a pair
+// with k candidates at or below it exists), kept as an order-reversing key so that the
+// zeroed buffer means +inf and atomicMax lowers it. A candidate scoring at or above the
+// bound cannot enter the query's final top k, so tiles skip it: most insertions of a
+// tile's first rows, which would otherwise rebuild each pair's top k from nothing.
+__device__ __forceinline__ unsigned int lm_bound_key(float score) {
+    const unsigned int b = __float_as_uint(score);
+    return ~(b & 0x80000000u ? ~b : b | 0x80000000u);
+}
+__device__ __forceinline__ float lm_bound_score(unsigned int key) {
+    if (key == 0u) return __int_as_float(0x7f800000);
+    const unsigned int o = ~key;
+    return __uint_as_float(o & 0x80000000u ? o & 0x7fffffffu : ~o);
+}
 
 template <int CAP>
 __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
@@ -43,16 +58,17 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     const int first = list_start[list] + (tile - tile_start[list]) * qt;
     const int count = min(qt, list_start[list + 1] - first);
 
-    extern __shared__ __align__(16) unsigned char smem_raw[];
+    extern __shared__ __align__(128) unsigned char smem_raw[];
     float* top_d = reinterpret_cast<float*>(smem_raw);           // [qt][CAP]
     int* top_pos = reinterpret_cast<int*>(top_d + qt * CAP);     // [qt][CAP]
-    float* acc = reinterpret_cast<float*>(top_pos + qt * CAP);   // [qt][65]
-    float* xnorm2 = acc + qt * (LM_STEP_ROWS + 1);               // [64]
+    float* acc = reinterpret_cast<float*>(top_pos + qt * CAP);   // [qt][LM_ACC_STRIDE]
+    float* xnorm2 = acc + qt * LM_ACC_STRIDE;                    // [64]
     float* qnorm2 = xnorm2 + LM_STEP_ROWS;                       // [qt]
     int* qidx = reinterpret_cast<int*>(qnorm2 + qt);             // [qt]
     int* pair = qidx + qt;                                       // [qt]
+    // 128-byte aligned: WMMA tiles need 32-byte aligned rows.
     unsigned char* work = reinterpret_cast<unsigned char*>(
-        (reinterpret_cast<unsigned long long>(pair + qt) + 15) & ~15ull);
+        (reinterpret_cast<unsigned long long>(pair + qt) + 127) & ~127ull);
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int i = threadIdx.x; i < qt; i += blockDim.x) {
@@ -83,15 +99,18 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         for (int i = warp; i < count; i += LM_WARPS) {
             float* d = top_d + i * CAP;
             int* pos = top_pos + i * CAP;
+            const float qbound = lm_bound_score(bound[qidx[i]]);
             #pragma unroll
             for (int half = 0; half < 2; ++half) {
                 const int r = half * 32 + lane;
                 const int row = base + r;
                 float s = inf;
                 if (row < size && ivf_keep(ids[off + row], query_base + qidx[i], filter, filter_words))
-                    s = ivf_score(acc[i * (LM_STEP_ROWS + 1) + r], qnorm2[i], xnorm2[r]);
-                topk_offer<CAP>(d, pos, k, lane, d[k - 1], s, row);
+                    s = ivf_score(acc[i * LM_ACC_STRIDE + r], qnorm2[i], xnorm2[r]);
+                topk_offer<CAP>(d, pos, k, lane, fminf(d[k - 1], qbound), s, row);
             }
+            const float kth = d[k - 1];
+            if (lane == 0 && kth < qbound) atomicMax(&bound[qidx[i]], lm_bound_key(kth));
         }
     }
     __syncthreads();

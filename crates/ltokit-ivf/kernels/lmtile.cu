@@ -3,14 +3,22 @@
 // product comes from the metric fragment (ivf_metric_l2, a constant after linking), so
 // one fragment per type serves every metric.
 //
-// The block computes a (qt queries) × (64 rows) tile of inner products on the CUDA cores,
-// each thread a QPT × 4 register tile (qt = 16 × QPT). Queries and rows are staged in
-// shared memory dimension-major (slot d of query i at d × (qt + 4) + i, of row r at
-// d × 64 + r) so that a thread reads its 4 rows and its QPT queries with one vector load
-// each. f32 and f16 are multiplied in f32 (f16 widened exactly); i8 and u8 are packed four
-// per 32-bit word and multiplied with __dp4a in exact 32-bit integers, so an 8-bit L2
-// distance (‖q‖² + ‖x‖² − 2 q·x, all integers) is exact, as in the per-query scan. For
-// float types the L2 distance is formed from the norms the same way, in f32 (clamped at 0).
+// The block computes a (qt queries) × (64 rows) tile of inner products.
+//
+// f16, i8 and u8 use the tensor cores (WMMA 16×16×16: f16 with f32 accumulation, 8-bit
+// with exact 32-bit integer accumulation). Queries and rows are staged in their own type,
+// one per shared-memory row (query i at i × ld, row r at r × ld; ld = the dimension
+// rounded up to 16, plus 16 bytes against bank conflicts), so that the query tile is a
+// row-major A and the rows a column-major B; warp w computes the 16×16 output tiles of
+// row block w % 4 against query blocks w / 4 and w / 4 + 2, stores them, and the block turns dot products into the metric's accumulator.
+// An 8-bit L2 distance (‖q‖² + ‖x‖² − 2 q·x, all integers) is exact, as in the per-query
+// scan.
+//
+// f32 stays on the CUDA cores in f32 (TF32 would cost precision, and needs sm_80 where
+// the fragments are compiled for sm_75): queries and rows are staged dimension-major
+// (slot d of query i at d × (qt + 4) + i, of row r at d × 64 + r) so that a thread reads
+// its 4 rows and its QPT queries (qt = 16 × QPT) with one vector load each. Its L2
+// distance is formed from the norms the same way, in f32, clamped at 0.
 #include <cuda_fp16.h>
 #include "ivf_abi.cuh"
 
@@ -18,94 +26,119 @@
 typedef float T;
 #elif defined(IVF_DTYPE_f16)
 typedef __half T;
+#define LM_WMMA 1
 #elif defined(IVF_DTYPE_i8)
 typedef signed char T;
+#define LM_WMMA 1
 #define IVF_BYTES 1
 #elif defined(IVF_DTYPE_u8)
 typedef unsigned char T;
+#define LM_WMMA 1
 #define IVF_BYTES 1
 #else
 #error "define IVF_DTYPE_<f32|f16|i8|u8>"
 #endif
 
 #define LM_WARPS (LM_THREADS / 32)
+// Values of T in one 16-byte chunk of the interleaved layout.
+#define LM_CHUNK_ELEMS (16 / (int)sizeof(T))
 
 #if defined(IVF_BYTES)
-typedef int Word;   // four 8-bit values
-typedef int Sum;    // exact integer accumulator
-__device__ __forceinline__ int lm_dot4(int a, int b, int c) {
-#if defined(IVF_DTYPE_i8)
-    return __dp4a(a, b, c);
+typedef int Sum;    // exact: 8-bit products and their sums are integers
 #else
-    return (int)__dp4a((unsigned)a, (unsigned)b, (unsigned)c);
-#endif
-}
-__device__ __forceinline__ int lm_slots(int dim) { return (dim + 3) / 4; }
-#else
-typedef float Word;
 typedef float Sum;
+#endif
+
 __device__ __forceinline__ float to_f32(float v) { return v; }
 __device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
-__device__ __forceinline__ int lm_slots(int dim) { return dim; }
-#endif
-
-// Values of T in one 16-byte chunk, and the slots (words or floats) they fill.
-#define LM_CHUNK_ELEMS (16 / (int)sizeof(T))
+__device__ __forceinline__ Sum lm_square(T v) {
 #if defined(IVF_BYTES)
-#define LM_CHUNK_SLOTS 4
+    return (int)v * (int)v;
 #else
-#define LM_CHUNK_SLOTS LM_CHUNK_ELEMS
+    const float f = to_f32(v);
+    return f * f;
 #endif
+}
 
-// The work area: Qs [D][qt + 4], Xs [D][64], xpart [LM_WARPS][64], qn [qt].
+// ---- the work area --------------------------------------------------------------------
+#if defined(LM_WMMA)
+#include <mma.h>
+// Qs [qt][ld] and Xs [64][ld] of T, xpart [LM_WARPS][64], xn [64], qn [qt] (Sum).
+__device__ __forceinline__ int lm_kpad(int dim) { return (dim + 15) / 16 * 16; }
 struct LmWork {
-    Word* qs;
-    Word* xs;
+    T* qs;
+    T* xs;
     Sum* xpart;
+    Sum* xn;
     Sum* qn;
+    int ld;
 };
 __device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt) {
-    const int d = lm_slots(dim);
     LmWork w;
-    w.qs = reinterpret_cast<Word*>(work);
-    w.xs = w.qs + (long long)d * (qt + 4);
-    w.xpart = reinterpret_cast<Sum*>(w.xs + d * LM_STEP_ROWS);
+    w.ld = lm_kpad(dim) + 16 / (int)sizeof(T);
+    w.qs = reinterpret_cast<T*>(work);
+    w.xs = w.qs + qt * w.ld;
+    w.xpart = reinterpret_cast<Sum*>(w.xs + LM_STEP_ROWS * w.ld);
+    w.xn = w.xpart + LM_WARPS * LM_STEP_ROWS;
+    w.qn = w.xn + LM_STEP_ROWS;
+    return w;
+}
+// Where element d of step row `row` goes.
+__device__ __forceinline__ int lm_row_slot(const LmWork& w, int row, int d) { return row * w.ld + d; }
+#else
+// Qs [dim][qt + 4], Xs [dim][64], xpart [LM_WARPS][64], qn [qt].
+struct LmWork {
+    float* qs;
+    float* xs;
+    float* xpart;
+    float* qn;
+};
+__device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt) {
+    LmWork w;
+    w.qs = reinterpret_cast<float*>(work);
+    w.xs = w.qs + dim * (qt + 4);
+    w.xpart = w.xs + dim * LM_STEP_ROWS;
     w.qn = w.xpart + LM_WARPS * LM_STEP_ROWS;
     return w;
 }
+__device__ __forceinline__ int lm_row_slot(const LmWork&, int row, int d) { return d * LM_STEP_ROWS + row; }
+#endif
 
+// ---- queries ----------------------------------------------------------------------------
 extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, unsigned char* work, float* qnorm2) {
     const LmWork w = lm_work(work, dim, qt);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int d_slots = lm_slots(dim);
-    const int stride = qt + 4;
     const T* q = reinterpret_cast<const T*>(queries);
+    const T zero = T(0);
+#if defined(LM_WMMA)
+    const int width = lm_kpad(dim);
+#else
+    const int width = dim;
+#endif
     for (int i = warp; i < qt; i += LM_WARPS) {
         const long long qi = qidx[i];
         Sum part = 0;
-        for (int d = lane; d < d_slots; d += 32) {
-#if defined(IVF_BYTES)
-            unsigned word = 0;
-            if (qi >= 0) {
-                #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int dd = 4 * d + e;
-                    if (dd < dim) word |= ((unsigned)(unsigned char)q[qi * dim + dd]) << (8 * e);
-                }
-            }
-            w.qs[d * stride + i] = (int)word;
-            part = lm_dot4((int)word, (int)word, part);
+        for (int d = lane; d < width; d += 32) {
+            const T v = (qi >= 0 && d < dim) ? q[qi * dim + d] : zero;
+#if defined(LM_WMMA)
+            w.qs[i * w.ld + d] = v;
 #else
-            const float v = qi >= 0 ? to_f32(q[qi * dim + d]) : 0.f;
-            w.qs[d * stride + i] = v;
-            part = fmaf(v, v, part);
+            w.qs[d * (qt + 4) + i] = v;
 #endif
+            part += lm_square(v);
         }
         for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
         if (lane == 0) { w.qn[i] = part; qnorm2[i] = (float)part; }
     }
+#if defined(LM_WMMA)
+    // The rows' padding columns (dim .. kpad) are never written by a step: zero them once.
+    const int pad = width - dim;
+    for (int e = threadIdx.x; e < LM_STEP_ROWS * pad; e += LM_THREADS)
+        w.xs[(e / pad) * w.ld + dim + e % pad] = zero;
+#endif
 }
 
+// ---- rows -------------------------------------------------------------------------------
 // Whether a step of this shape travels through registers: 16-byte chunks, and few enough.
 __device__ __forceinline__ bool lm_prefetchable(int dim, int veclen) {
     return veclen == LM_CHUNK_ELEMS && dim % LM_CHUNK_ELEMS == 0
@@ -123,24 +156,20 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, i
     }
 }
 
-// Writes one 16-byte chunk of row `row`, slots from `slot0`, to Xs; returns its part of
-// the row's squared norm.
-__device__ __forceinline__ Sum lm_put_chunk(const LmWork& w, uint4 x, int slot0, int row) {
-    Sum part = 0;
-#if defined(IVF_BYTES)
-    const int words[4] = {(int)x.x, (int)x.y, (int)x.z, (int)x.w};
-    #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        w.xs[(slot0 + j) * LM_STEP_ROWS + row] = words[j];
-        part = lm_dot4(words[j], words[j], part);
-    }
-#else
+// Writes one 16-byte chunk (elements d0 .. d0 + LM_CHUNK_ELEMS of step row `row`) to Xs;
+// returns its part of the row's squared norm.
+__device__ __forceinline__ Sum lm_put_chunk(const LmWork& w, uint4 x, int d0, int row) {
     const T* v = reinterpret_cast<const T*>(&x);
+    Sum part = 0;
+#if defined(LM_WMMA)
+    *reinterpret_cast<uint4*>(w.xs + lm_row_slot(w, row, d0)) = x;
+    #pragma unroll
+    for (int j = 0; j < LM_CHUNK_ELEMS; ++j) part += lm_square(v[j]);
+#else
     #pragma unroll
     for (int j = 0; j < LM_CHUNK_ELEMS; ++j) {
-        const float f = to_f32(v[j]);
-        w.xs[(slot0 + j) * LM_STEP_ROWS + row] = f;
-        part = fmaf(f, f, part);
+        w.xs[lm_row_slot(w, row, d0 + j)] = v[j];
+        part += lm_square(v[j]);
     }
 #endif
     return part;
@@ -149,134 +178,164 @@ __device__ __forceinline__ Sum lm_put_chunk(const LmWork& w, uint4 x, int slot0,
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt) {
     const LmWork w = lm_work(work, dim, qt);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    // A thread's row within its group is always `lane` (chunks and strides are multiples
-    // of 32); its parts are kept per group.
+    // A thread's row within its group is always `lane` (chunk counts and strides are
+    // multiples of 32); its norm parts are kept per group.
     Sum part[2] = {0, 0};
-    if (lm_prefetchable(dim, veclen)) {
+    if (veclen == LM_CHUNK_ELEMS && dim % LM_CHUNK_ELEMS == 0) {
         const int per_group = (dim / LM_CHUNK_ELEMS) * 32;
-        #pragma unroll
-        for (int j = 0; j < LM_PREFETCH; ++j) {
-            const int c = threadIdx.x + j * LM_THREADS;
-            if (c < per_group * 2) {
-                const int g = c / per_group;
-                const uint4 x = c < per_group * groups ? regs->v[j] : make_uint4(0, 0, 0, 0);
-                const Sum p = lm_put_chunk(w, x, ((c % per_group) / 32) * LM_CHUNK_SLOTS, g * 32 + lane);
-                if (g == 0) part[0] += p; else part[1] += p;
+        const uint4 none = make_uint4(0, 0, 0, 0);
+        if (lm_prefetchable(dim, veclen)) {
+            #pragma unroll
+            for (int j = 0; j < LM_PREFETCH; ++j) {
+                const int c = threadIdx.x + j * LM_THREADS;
+                if (c < per_group * 2) {
+                    const int g = c / per_group;
+                    const uint4 x = c < per_group * groups ? regs->v[j] : none;
+                    part[g] += lm_put_chunk(w, x, ((c % per_group) / 32) * LM_CHUNK_ELEMS, g * 32 + lane);
+                }
             }
-        }
-    } else if (veclen == LM_CHUNK_ELEMS && dim % LM_CHUNK_ELEMS == 0) {
-        // 16-byte chunks, more than the registers hold: loaded here.
-        const int per_group = (dim / LM_CHUNK_ELEMS) * 32;
-        const uint4* src = reinterpret_cast<const uint4*>(rows);
-        for (int c = threadIdx.x; c < per_group * 2; c += LM_THREADS) {
-            const int g = c / per_group;
-            const uint4 x = c < per_group * groups ? src[c] : make_uint4(0, 0, 0, 0);
-            const Sum p = lm_put_chunk(w, x, ((c % per_group) / 32) * LM_CHUNK_SLOTS, g * 32 + lane);
-            if (g == 0) part[0] += p; else part[1] += p;
+        } else {
+            // More chunks than the registers hold: loaded here.
+            const uint4* src = reinterpret_cast<const uint4*>(rows);
+            for (int c = threadIdx.x; c < per_group * 2; c += LM_THREADS) {
+                const int g = c / per_group;
+                const uint4 x = c < per_group * groups ? src[c] : none;
+                part[g] += lm_put_chunk(w, x, ((c % per_group) / 32) * LM_CHUNK_ELEMS, g * 32 + lane);
+            }
         }
     } else {
         // veclen 1: element (r, d) of a group at d × 32 + r.
-        const int d_slots = lm_slots(dim);
         const T* src = reinterpret_cast<const T*>(rows);
-        for (int c = threadIdx.x; c < d_slots * 32 * 2; c += LM_THREADS) {
-            const int g = c / (d_slots * 32), within = c % (d_slots * 32);
-            const int d = within / 32;
-            const bool valid = g < groups;
-            const T* grp = src + (long long)g * 32 * dim;
-#if defined(IVF_BYTES)
-            unsigned word = 0;
-            #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int dd = 4 * d + e;
-                if (valid && dd < dim) word |= ((unsigned)(unsigned char)grp[dd * 32 + lane]) << (8 * e);
-            }
-            w.xs[d * LM_STEP_ROWS + g * 32 + lane] = (int)word;
-            const Sum p = lm_dot4((int)word, (int)word, 0);
-#else
-            const float f = valid ? to_f32(grp[d * 32 + lane]) : 0.f;
-            w.xs[d * LM_STEP_ROWS + g * 32 + lane] = f;
-            const Sum p = f * f;
-#endif
-            if (g == 0) part[0] += p; else part[1] += p;
+        for (int c = threadIdx.x; c < dim * 32 * 2; c += LM_THREADS) {
+            const int g = c / (dim * 32);
+            const int d = (c % (dim * 32)) / 32;
+            const T v = g < groups ? src[(long long)g * 32 * dim + d * 32 + lane] : T(0);
+            w.xs[lm_row_slot(w, g * 32 + lane, d)] = v;
+            part[g] += lm_square(v);
         }
     }
     w.xpart[warp * LM_STEP_ROWS + lane] = part[0];
     w.xpart[warp * LM_STEP_ROWS + 32 + lane] = part[1];
 }
 
-template <int QPT> struct QLoad;
-template <> struct QLoad<1> {
-    static __device__ __forceinline__ void load(const Word* p, Word* q) { q[0] = p[0]; }
-};
+// ---- products ---------------------------------------------------------------------------
+// A row's squared norm: the sum of the warps' parts.
+__device__ __forceinline__ Sum lm_row_norm(const LmWork& w, int r) {
+    Sum t = 0;
+    #pragma unroll
+    for (int wp = 0; wp < LM_WARPS; ++wp) t += w.xpart[wp * LM_STEP_ROWS + r];
+    return t;
+}
+
+// The metric's accumulator from a dot product and the two squared norms.
+__device__ __forceinline__ float lm_accumulator(Sum dot, Sum qn, Sum xn, bool l2) {
 #if defined(IVF_BYTES)
-template <> struct QLoad<2> {
-    static __device__ __forceinline__ void load(const Word* p, Word* q) { int2 v = *reinterpret_cast<const int2*>(p); q[0] = v.x; q[1] = v.y; }
-};
-template <> struct QLoad<4> {
-    static __device__ __forceinline__ void load(const Word* p, Word* q) { int4 v = *reinterpret_cast<const int4*>(p); q[0] = v.x; q[1] = v.y; q[2] = v.z; q[3] = v.w; }
-};
+    return l2 ? (float)(qn + xn - 2 * dot) : (float)dot;
 #else
-template <> struct QLoad<2> {
-    static __device__ __forceinline__ void load(const Word* p, Word* q) { float2 v = *reinterpret_cast<const float2*>(p); q[0] = v.x; q[1] = v.y; }
-};
-template <> struct QLoad<4> {
-    static __device__ __forceinline__ void load(const Word* p, Word* q) { float4 v = *reinterpret_cast<const float4*>(p); q[0] = v.x; q[1] = v.y; q[2] = v.z; q[3] = v.w; }
-};
+    return l2 ? fmaxf(qn + xn - 2.f * dot, 0.f) : dot;
 #endif
+}
+
+#if defined(LM_WMMA)
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, float* acc, float* xnorm2) {
+    using namespace nvcuda;
+    const LmWork w = lm_work(work, dim, qt);
+    const int warp = threadIdx.x / 32;
+    const int kpad = lm_kpad(dim);
+    // Warp w computes the 16-row column block tn = w % 4 of the step against query tiles
+    // tm = w / 4 and w / 4 + 2 (as many as qt has), sharing each B fragment.
+    const int tn = warp % (LM_STEP_ROWS / 16);
+    const int tm0 = warp / (LM_STEP_ROWS / 16);
+    const int m_tiles = qt / 16;
+    if (tm0 < m_tiles) {
+        const bool two = tm0 + 2 < m_tiles;
+#if defined(IVF_BYTES)
+        typedef int Acc;
+#else
+        typedef float Acc;
+#endif
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a0, a1;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> b;
+        wmma::fragment<wmma::accumulator, 16, 16, 16, Acc> c0, c1;
+        wmma::fill_fragment(c0, Acc(0));
+        wmma::fill_fragment(c1, Acc(0));
+        const T* qa0 = w.qs + tm0 * 16 * w.ld;
+        const T* qa1 = w.qs + (tm0 + 2) * 16 * w.ld;
+        const T* xb = w.xs + tn * 16 * w.ld;
+        for (int k0 = 0; k0 < kpad; k0 += 16) {
+            wmma::load_matrix_sync(b, xb + k0, w.ld);
+            wmma::load_matrix_sync(a0, qa0 + k0, w.ld);
+            wmma::mma_sync(c0, a0, b, c0);
+            if (two) {
+                wmma::load_matrix_sync(a1, qa1 + k0, w.ld);
+                wmma::mma_sync(c1, a1, b, c1);
+            }
+        }
+        Sum* out = reinterpret_cast<Sum*>(acc) + tn * 16;
+        wmma::store_matrix_sync(out + tm0 * 16 * LM_ACC_STRIDE, c0, LM_ACC_STRIDE, wmma::mem_row_major);
+        if (two) wmma::store_matrix_sync(out + (tm0 + 2) * 16 * LM_ACC_STRIDE, c1, LM_ACC_STRIDE, wmma::mem_row_major);
+    }
+    if (threadIdx.x < LM_STEP_ROWS) {
+        const Sum xn = lm_row_norm(w, threadIdx.x);
+        w.xn[threadIdx.x] = xn;
+        xnorm2[threadIdx.x] = (float)xn;
+    }
+    __syncthreads();
+    // Dot products (stored in place, as Sum) → the metric's accumulator.
+    const bool l2 = ivf_metric_l2();
+    Sum* dots = reinterpret_cast<Sum*>(acc);
+    for (int e = threadIdx.x; e < qt * LM_STEP_ROWS; e += LM_THREADS) {
+        const int i = e / LM_STEP_ROWS, r = e % LM_STEP_ROWS;
+        const int at = i * LM_ACC_STRIDE + r;
+        acc[at] = lm_accumulator(dots[at], w.qn[i], w.xn[r], l2);
+    }
+}
+#else
+template <int QPT> __device__ __forceinline__ void lm_load_queries(const float* p, float* q);
+template <> __device__ __forceinline__ void lm_load_queries<1>(const float* p, float* q) { q[0] = p[0]; }
+template <> __device__ __forceinline__ void lm_load_queries<2>(const float* p, float* q) {
+    const float2 v = *reinterpret_cast<const float2*>(p); q[0] = v.x; q[1] = v.y;
+}
+template <> __device__ __forceinline__ void lm_load_queries<4>(const float* p, float* q) {
+    const float4 v = *reinterpret_cast<const float4*>(p); q[0] = v.x; q[1] = v.y; q[2] = v.z; q[3] = v.w;
+}
 
 template <int QPT>
 __device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, float* acc, float* xnorm2) {
     const int rq = threadIdx.x % 16;         // rows 4 rq .. 4 rq + 3
     const int qg = threadIdx.x / 16;         // query slots QPT qg .. QPT qg + QPT - 1
-    const int d_slots = lm_slots(dim);
     const int stride = qt + 4;
-    Sum s[QPT][4];
+    float s[QPT][4];
     #pragma unroll
     for (int a = 0; a < QPT; ++a)
         #pragma unroll
-        for (int b = 0; b < 4; ++b) s[a][b] = 0;
-    const Word* qp = w.qs + qg * QPT;
-    const Word* xp = w.xs + rq * 4;
+        for (int b = 0; b < 4; ++b) s[a][b] = 0.f;
+    const float* qp = w.qs + qg * QPT;
+    const float* xp = w.xs + rq * 4;
     #pragma unroll 4
-    for (int d = 0; d < d_slots; ++d) {
-        Word x[4], q[QPT];
-        QLoad<4>::load(xp + d * LM_STEP_ROWS, x);
-        QLoad<QPT>::load(qp + d * stride, q);
+    for (int d = 0; d < dim; ++d) {
+        float q[QPT];
+        const float4 x4 = *reinterpret_cast<const float4*>(xp + d * LM_STEP_ROWS);
+        const float x[4] = {x4.x, x4.y, x4.z, x4.w};
+        lm_load_queries<QPT>(qp + d * stride, q);
         #pragma unroll
         for (int a = 0; a < QPT; ++a)
             #pragma unroll
-            for (int b = 0; b < 4; ++b) {
-#if defined(IVF_BYTES)
-                s[a][b] = lm_dot4(q[a], x[b], s[a][b]);
-#else
-                s[a][b] = fmaf(q[a], x[b], s[a][b]);
-#endif
-            }
+            for (int b = 0; b < 4; ++b) s[a][b] = fmaf(q[a], x[b], s[a][b]);
     }
-    Sum xn[4];
+    float xn[4];
     #pragma unroll
     for (int b = 0; b < 4; ++b) {
-        const int r = rq * 4 + b;
-        Sum t = 0;
-        #pragma unroll
-        for (int wp = 0; wp < LM_WARPS; ++wp) t += w.xpart[wp * LM_STEP_ROWS + r];
-        xn[b] = t;
-        if (qg == 0) xnorm2[r] = (float)t;
+        xn[b] = lm_row_norm(w, rq * 4 + b);
+        if (qg == 0) xnorm2[rq * 4 + b] = xn[b];
     }
     const bool l2 = ivf_metric_l2();
     #pragma unroll
     for (int a = 0; a < QPT; ++a) {
         const int i = qg * QPT + a;
-        const Sum qn = w.qn[i];
         #pragma unroll
-        for (int b = 0; b < 4; ++b) {
-#if defined(IVF_BYTES)
-            const float v = l2 ? (float)(qn + xn[b] - 2 * s[a][b]) : (float)s[a][b];
-#else
-            const float v = l2 ? fmaxf(qn + xn[b] - 2.f * s[a][b], 0.f) : s[a][b];
-#endif
-            acc[i * (LM_STEP_ROWS + 1) + rq * 4 + b] = v;
-        }
+        for (int b = 0; b < 4; ++b)
+            acc[i * LM_ACC_STRIDE + rq * 4 + b] = lm_accumulator(s[a][b], w.qn[i], xn[b], l2);
     }
 }
 
@@ -286,3 +345,4 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
     else if (qt == 32) lm_multiply<2>(dim, qt, w, acc, xnorm2);
     else lm_multiply<1>(dim, qt, w, acc, xnorm2);
 }
+#endif

@@ -117,21 +117,28 @@ pub fn preferred_queries_per_tile(cap: usize, n_pairs: usize, n_lists: usize) ->
     by_shape.min(max_queries_per_tile(cap))
 }
 
-/// Shared memory of the tile fragment (`ivf_lm_*` in ivf_abi.cuh).
+/// Shared memory of the tile fragment (`LmWork` in lmtile.cu): for f16 and 8-bit types
+/// (tensor cores) the queries and the step's 64 rows in their own type, one per row of
+/// `ld` = dim rounded up to 16 plus 16 bytes; for f32 the same dimension-major, with 4
+/// pad slots per query row; then the norms.
 fn work_bytes(dtype: DType, dim: usize, qt: usize) -> usize {
-    let slots = match dtype {
-        DType::F32 | DType::F16 => dim,
-        DType::I8 | DType::U8 => dim.div_ceil(4),
-    };
-    4 * (slots * (qt + 4) + slots * 64 + 8 * 64 + qt)
+    match dtype {
+        DType::F32 => 4 * (dim * (qt + 4) + dim * 64 + 8 * 64 + qt),
+        DType::F16 | DType::I8 | DType::U8 => {
+            let size = dtype.size();
+            let ld = dim.next_multiple_of(16) + 16 / size;
+            size * (qt + 64) * ld + 4 * (8 * 64 + 64 + qt)
+        }
+    }
 }
 
 /// Dynamic shared memory of one list-major block of `qt` queries (the layout in
-/// lmscan.cu).
+/// lmscan.cu: top-k lists, accumulators, norms and slots, then the 128-byte aligned work
+/// area).
 pub fn shared_bytes(dtype: DType, dim: usize, k: usize, qt: usize) -> Result<usize> {
     let cap = capacity(k)?;
-    let fixed = qt * cap * 8 + qt * 65 * 4 + 64 * 4 + qt * 4 * 3;
-    Ok(fixed.next_multiple_of(16) + 16 + work_bytes(dtype, dim, qt))
+    let fixed = qt * cap * 8 + qt * 68 * 4 + 64 * 4 + qt * 4 * 3;
+    Ok(fixed.next_multiple_of(128) + 128 + work_bytes(dtype, dim, qt))
 }
 
 /// `ivf_lmscan`'s parameters (kernels/lmscan.cu).
@@ -154,6 +161,7 @@ const LMSCAN_SIGNATURE: &[Param] = &[
     Param::I64,                               // filter words per query
     Param::I32,                               // first query of the batch
     Param::I32,                               // k
+    Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds (zeroed)
     Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
     Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
 ];
@@ -231,6 +239,8 @@ pub(crate) struct PairGroups {
     tile_start: Buffer<i32>,
     cursor: Buffer<i32>,
     pairs: Buffer<i32>,
+    /// Per query of the batch: the best k-th score any of its pairs reached (lmscan.cu).
+    bound: Buffer<u32>,
 }
 
 /// Threads per block of the grouping's element-wise kernels.
@@ -327,6 +337,7 @@ impl IvfGpu {
         let tile_start = groups.tile_start.at_least(gpu, n_lists + 1)?;
         let cursor = groups.cursor.at_least(gpu, n_lists)?;
         let pairs = groups.pairs.at_least(gpu, n_pairs)?;
+        let bound = groups.bound.at_least(gpu, b.nb)?;
         let (n_pairs_i, n_lists_i, qt_i) = (n_pairs as i32, n_lists as i32, qt as i32);
         let elementwise = LaunchConfig {
             grid_dim: (n_pairs.div_ceil(GROUP_THREADS).clamp(1, 4096) as u32, 1, 1),
@@ -335,6 +346,7 @@ impl IvfGpu {
         };
 
         gpu.clear(counts)?;
+        gpu.clear(bound)?;
         let launch = Launch::on(stream, &count_k, elementwise)
             .view(&b.probes)
             .scalar(&n_pairs_i)
@@ -403,13 +415,15 @@ impl IvfGpu {
             .scalar(&b.filter_words.1)
             .scalar(&base)
             .scalar(&k_i)
+            .buffer_mut(bound)
             .buffer_mut(&mut *cand_d)
             .buffer_mut(&mut *cand_i);
         // SAFETY: blocks past tile_start[n_lists] return at once; a tile reads its pairs
         // within list_start's ranges (built above from the same probes), their queries
         // (pair / n_probes < nb, checked by check_buffers), its list's whole 32-row groups
         // (lists are padded to 32 rows), the filter within its words, and writes k
-        // candidates at pair × k < nb × n_probes × k, within cand (checked).
+        // candidates at pair × k < nb × n_probes × k, within cand (checked), and the bounds
+        // of its queries (< nb, the length allocated above).
         unsafe { launch.run() }?;
         self.profiler.lap(gpu, Stage::Scan)?;
         self.merge_candidates(
