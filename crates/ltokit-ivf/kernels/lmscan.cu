@@ -66,9 +66,10 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     float* qnorm2 = xnorm2 + LM_STEP_ROWS;                       // [qt]
     int* qidx = reinterpret_cast<int*>(qnorm2 + qt);             // [qt]
     int* pair = qidx + qt;                                       // [qt]
+    float* qbound = reinterpret_cast<float*>(pair + qt);         // [qt]
     // 128-byte aligned: WMMA tiles need 32-byte aligned rows.
     unsigned char* work = reinterpret_cast<unsigned char*>(
-        (reinterpret_cast<unsigned long long>(pair + qt) + 127) & ~127ull);
+        (reinterpret_cast<unsigned long long>(qbound + qt) + 127) & ~127ull);
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int i = threadIdx.x; i < qt; i += blockDim.x) {
@@ -92,14 +93,18 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         const int base = st * LM_STEP_ROWS;
         ivf_lm_store(rows + st * step_bytes, min(2, (size - base + 31) / 32), dim, veclen, &regs, work, qt);
         __syncthreads();
+        // The queries' bounds load while the step is multiplied (a load per query in the
+        // epilogue would wait for each in turn).
+        const unsigned int my_bound = threadIdx.x < count ? bound[qidx[threadIdx.x]] : 0u;
         if (st + 1 < steps)
             ivf_lm_fetch(rows + (st + 1) * step_bytes, min(2, (size - base - LM_STEP_ROWS + 31) / 32), dim, veclen, &regs);
         ivf_lm_multiply(dim, qt, work, acc, xnorm2);
+        if (threadIdx.x < count) qbound[threadIdx.x] = lm_bound_score(my_bound);
         __syncthreads();
         for (int i = warp; i < count; i += LM_WARPS) {
             float* d = top_d + i * CAP;
             int* pos = top_pos + i * CAP;
-            const float qbound = lm_bound_score(bound[qidx[i]]);
+            const float qb = qbound[i];
             #pragma unroll
             for (int half = 0; half < 2; ++half) {
                 const int r = half * 32 + lane;
@@ -107,10 +112,10 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
                 float s = inf;
                 if (row < size && ivf_keep(ids[off + row], query_base + qidx[i], filter, filter_words))
                     s = ivf_score(acc[i * LM_ACC_STRIDE + r], qnorm2[i], xnorm2[r]);
-                topk_offer<CAP>(d, pos, k, lane, fminf(d[k - 1], qbound), s, row);
+                topk_offer<CAP>(d, pos, k, lane, fminf(d[k - 1], qb), s, row);
             }
             const float kth = d[k - 1];
-            if (lane == 0 && kth < qbound) atomicMax(&bound[qidx[i]], lm_bound_key(kth));
+            if (lane == 0 && kth < qb) atomicMax(&bound[qidx[i]], lm_bound_key(kth));
         }
     }
     __syncthreads();

@@ -57,6 +57,11 @@ pub enum IvfCommand {
         /// Write "query rank id distance" lines here.
         #[arg(short = 'o')]
         output: Option<PathBuf>,
+        /// The scan: per-query, list-major (each probed list read once per tile of the
+        /// queries that probe it; fastest for large batches) or auto (chosen from the
+        /// batch shape).
+        #[arg(long, default_value = "auto")]
+        scan: String,
         #[command(flatten)]
         cache: CacheArgs,
     },
@@ -155,12 +160,15 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
             k,
             probes,
             output,
+            scan,
             cache,
         } => {
+            let scan = ScanPath::parse(&scan)?;
             let index = IvfIndex::load(&index)?;
             let (queries, _) = load(&queries, 43, None)?;
             let engine = engine(&cache)?;
             let gindex = GpuIndex::upload(&engine, &index)?;
+            gindex.set_scan_path(scan);
             let started = Instant::now();
             let found = gindex.search(&engine, &queries, k, probes, &Filter::None)?;
             let secs = started.elapsed().as_secs_f64();

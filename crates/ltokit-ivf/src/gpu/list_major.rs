@@ -54,20 +54,25 @@ impl ScanPath {
         }
     }
 
+    /// The cell's code: 0 (a new cell) is `Auto`, the default.
     pub(crate) fn to_code(self) -> u8 {
-        self as u8
+        match self {
+            ScanPath::Auto => 0,
+            ScanPath::PerQuery => 1,
+            ScanPath::ListMajor => 2,
+        }
     }
 
     pub(crate) fn from_code(code: u8) -> ScanPath {
         match code {
-            0 => ScanPath::PerQuery,
-            1 => ScanPath::ListMajor,
+            1 => ScanPath::PerQuery,
+            2 => ScanPath::ListMajor,
             _ => ScanPath::Auto,
         }
     }
 }
 
-/// A [`ScanPath`] that can be changed through a shared reference.
+/// A [`ScanPath`] that can be changed through a shared reference (new: `Auto`).
 #[derive(Debug, Default)]
 pub(crate) struct ScanPathCell(AtomicU8);
 
@@ -82,8 +87,11 @@ impl ScanPathCell {
 
 /// Average (query, probe) pairs per list from which `Auto` takes the list-major scan.
 /// Below it most tiles hold a few queries, and the per-query scan, which does no
-/// arithmetic for empty tile slots, is faster.
-pub const MIN_PAIRS_PER_LIST: f64 = 8.0;
+/// arithmetic for empty tile slots, is faster. Measured on the H200 (1M × 128 f32, 1,024
+/// lists; docs/gpu-runs/2026-11-30-list-major-vs-cuvs/small-batches.txt): at 4.9 pairs a
+/// list (1,000 queries × 5 probes) per-query is 14 % faster, at 5.9 (300 × 20) both run
+/// at 0.39 M QPS, at 9.8 (1,000 × 10) list-major is 36 % faster.
+pub const MIN_PAIRS_PER_LIST: f64 = 6.0;
 
 /// Threads per list-major block (`LM_THREADS` in ivf_abi.cuh).
 const LM_THREADS: u32 = 256;
@@ -133,11 +141,11 @@ fn work_bytes(dtype: DType, dim: usize, qt: usize) -> usize {
 }
 
 /// Dynamic shared memory of one list-major block of `qt` queries (the layout in
-/// lmscan.cu: top-k lists, accumulators, norms and slots, then the 128-byte aligned work
-/// area).
+/// lmscan.cu: top-k lists, accumulators, norms, slots and bounds, then the 128-byte
+/// aligned work area).
 pub fn shared_bytes(dtype: DType, dim: usize, k: usize, qt: usize) -> Result<usize> {
     let cap = capacity(k)?;
-    let fixed = qt * cap * 8 + qt * 68 * 4 + 64 * 4 + qt * 4 * 3;
+    let fixed = qt * cap * 8 + qt * 68 * 4 + 64 * 4 + qt * 4 * 4;
     Ok(fixed.next_multiple_of(128) + 128 + work_bytes(dtype, dim, qt))
 }
 
@@ -445,5 +453,63 @@ impl IvfGpu {
         let v = self.gpu.max_shared_per_block()?;
         *cached = Some(v);
         Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_paths_parse_their_names_and_nothing_else() {
+        for path in [ScanPath::PerQuery, ScanPath::ListMajor, ScanPath::Auto] {
+            assert_eq!(ScanPath::parse(path.name()).unwrap(), path);
+            assert_eq!(ScanPath::from_code(path.to_code()), path);
+        }
+        let err = ScanPath::parse("listmajor").unwrap_err().to_string();
+        assert!(err.contains("per-query, list-major or auto"), "{err}");
+        let cell = ScanPathCell::default();
+        assert_eq!(cell.get(), ScanPath::Auto);
+        cell.set(ScanPath::ListMajor);
+        assert_eq!(cell.get(), ScanPath::ListMajor);
+    }
+
+    #[test]
+    fn tiles_grow_with_the_pairs_per_list_and_shrink_with_the_capacity() {
+        // 10,000 queries × 20 probes over 1,024 lists: ~195 pairs a list.
+        assert_eq!(preferred_queries_per_tile(16, 200_000, 1024), 64);
+        // 1,000 × 20 over 1,024: ~20 a list; 1,000 × 5: ~5.
+        assert_eq!(preferred_queries_per_tile(16, 20_000, 1024), 32);
+        assert_eq!(preferred_queries_per_tile(16, 5_000, 1024), 16);
+        // Few pairs: only the lists they probe count.
+        assert_eq!(preferred_queries_per_tile(16, 100, 100_000), 16);
+        // Large k leaves room for fewer queries per tile.
+        assert_eq!(preferred_queries_per_tile(128, 200_000, 1024), 32);
+        assert_eq!(preferred_queries_per_tile(1024, 200_000, 1024), 16);
+        assert_eq!(max_queries_per_tile(1), 64);
+        assert_eq!(max_queries_per_tile(512), 16);
+    }
+
+    #[test]
+    fn shared_memory_counts_every_part_of_the_block() {
+        // f32 × 128, k 10, 64 queries: the top-k lists (64 × 16 × 8), accumulators
+        // (64 × 68 × 4), norms and slots, the staged queries (128 × 68 × 4) and rows
+        // (128 × 64 × 4).
+        let f32_bytes = shared_bytes(DType::F32, 128, 10, 64).unwrap();
+        let parts = 64 * 16 * 8 + 64 * 68 * 4 + 128 * 68 * 4 + 128 * 64 * 4;
+        assert!(
+            f32_bytes > parts && f32_bytes < parts + 8192,
+            "{f32_bytes} vs {parts}"
+        );
+        // 8-bit rows take a quarter of f32's room; f16 half.
+        let u8_bytes = shared_bytes(DType::U8, 128, 10, 64).unwrap();
+        let f16_bytes = shared_bytes(DType::F16, 128, 10, 64).unwrap();
+        assert!(u8_bytes < f16_bytes && f16_bytes < f32_bytes);
+        // Fewer queries per tile and smaller k need less.
+        assert!(shared_bytes(DType::F32, 128, 10, 16).unwrap() < f32_bytes);
+        assert!(shared_bytes(DType::F32, 128, 1024, 16).unwrap() > 16 * 1024 * 8);
+        // An image-sized 8-bit row fits an H200 block (227 KiB) with 64 queries.
+        assert!(shared_bytes(DType::U8, 784, 10, 64).unwrap() < 227 * 1024);
+        assert!(shared_bytes(DType::F32, 128, 0, 64).is_err());
     }
 }
