@@ -13,7 +13,7 @@ use ltokit::launch::{
 use ltokit::{Error, Result};
 
 use super::profile::Stage;
-use super::scan::{merge_kernel, ScanBatch};
+use super::scan::{merge_kernel, scan_signature, ScanBatch};
 use super::workspace::Buffer;
 use super::{capacity, DeviceLists, IvfGpu, KernelSpec};
 use crate::data::DType;
@@ -27,7 +27,7 @@ pub enum ScanPath {
     /// Pairs grouped by list; each list read once per tile of its queries.
     ListMajor,
     /// List-major when the batch gives each probed list enough queries (see
-    /// [`MIN_PAIRS_PER_LIST`]) and the shape fits its shared memory, else per-query.
+    /// [`min_pairs_per_list`]) and the shape fits its shared memory, else per-query.
     #[default]
     Auto,
 }
@@ -85,13 +85,27 @@ impl ScanPathCell {
     }
 }
 
-/// Average (query, probe) pairs per list from which `Auto` takes the list-major scan.
+/// Average (query, probe) pairs per list from which `Auto` takes the list-major scan for
+/// f32 lists; other types scale it by (4 / bytes per value)² ([`min_pairs_per_list`]).
 /// Below it most tiles hold a few queries, and the per-query scan, which does no
 /// arithmetic for empty tile slots, is faster. Measured on the H200 (1M × 128 f32, 1,024
 /// lists; docs/gpu-runs/2026-11-30-list-major-vs-cuvs/small-batches.txt): at 4.9 pairs a
 /// list (1,000 queries × 5 probes) per-query is 14 % faster, at 5.9 (300 × 20) both run
 /// at 0.39 M QPS, at 9.8 (1,000 × 10) list-major is 36 % faster.
-pub const MIN_PAIRS_PER_LIST: f64 = 6.0;
+pub const MIN_PAIRS_PER_LIST_F32: f64 = 6.0;
+
+/// The pairs per list from which `Auto` takes the list-major scan for lists of `dtype`.
+/// The per-query scan reads a row in time proportional to its bytes, the list-major scan
+/// spends about the same per row and tile whatever the type, so narrower types need
+/// more queries per list before sharing the reads pays. Measured on the H200 (batch
+/// 10,000; docs/gpu-runs/2026-11-30-list-major-final/vs10k): f16 × 128 ties at 19.5 pairs
+/// a list and list-major is 33 % faster at 49; i8 × 128 per-query is 19 % faster at 19.5,
+/// ties at 49, list-major is 15 % faster at 98; u8 × 784 per-query is 6 % faster at 78 and
+/// list-major 9 % faster at 195. The rule gives 6, 24 and 96.
+pub fn min_pairs_per_list(dtype: DType) -> f64 {
+    let ratio = 4.0 / dtype.size() as f64;
+    MIN_PAIRS_PER_LIST_F32 * ratio * ratio
+}
 
 /// Threads per list-major block (`LM_THREADS` in ivf_abi.cuh).
 const LM_THREADS: u32 = 256;
@@ -150,29 +164,24 @@ pub fn shared_bytes(dtype: DType, dim: usize, k: usize, qt: usize) -> Result<usi
 }
 
 /// `ivf_lmscan`'s parameters (kernels/lmscan.cu).
-const LMSCAN_SIGNATURE: &[Param] = &[
-    Param::Ptr,                               // queries, in the lists' type
-    Param::I32,                               // dim
-    Param::I32,                               // veclen
-    Param::I32,                               // n_probes
-    Param::I32,                               // queries per tile
-    Param::Buffer(Elem::I32, Extent::Any),    // pairs grouped by list
-    Param::Buffer(Elem::I32, Extent::Any),    // list_start
-    Param::Buffer(Elem::I32, Extent::Any),    // tile_start
-    Param::I32,                               // n_lists
-    Param::Buffer(Elem::U8, Extent::Any),     // list data
-    Param::I32,                               // element size
-    Param::Buffer(Elem::I64, Extent::Any),    // list offsets
-    Param::Buffer(Elem::I32, Extent::Any),    // list sizes
-    Param::Buffer(Elem::I64, Extent::Any),    // ids
-    Param::Buffer(Elem::U32, Extent::Any),    // filter words
-    Param::I64,                               // filter words per query
-    Param::I32,                               // first query of the batch
-    Param::I32,                               // k
-    Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds (zeroed)
-    Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
-    Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
-];
+const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
+    [
+        Param::Ptr,                            // queries, in the lists' type
+        Param::I32,                            // dim
+        Param::I32,                            // veclen
+        Param::I32,                            // n_probes
+        Param::I32,                            // queries per tile
+        Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
+        Param::Buffer(Elem::I32, Extent::Any), // list_start
+        Param::Buffer(Elem::I32, Extent::Any), // tile_start
+        Param::I32,                            // n_lists
+    ],
+    [
+        Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds (zeroed)
+        Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
+        Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
+    ]
+);
 
 /// `ivf_group_count` and `ivf_group_fill`: probes, pair count, counts or cursors, and for
 /// the fill the pairs.
@@ -304,7 +313,7 @@ impl IvfGpu {
             },
             ScanPath::Auto => {
                 let per_list = n_pairs as f64 / lists.n_lists.max(1) as f64;
-                Ok(per_list >= MIN_PAIRS_PER_LIST && tile()?.is_ok())
+                Ok(per_list >= min_pairs_per_list(lists.dtype) && tile()?.is_ok())
             }
         }
     }
@@ -413,16 +422,9 @@ impl IvfGpu {
             .buffer(pairs)
             .buffer(list_start)
             .buffer(tile_start)
-            .scalar(&n_lists_i)
-            .buffer(&lists.data)
-            .scalar(&elem)
-            .buffer(&lists.list_offset)
-            .buffer(&lists.list_size)
-            .buffer(&lists.ids)
-            .buffer(b.filter_words.0)
-            .scalar(&b.filter_words.1)
-            .scalar(&base)
-            .scalar(&k_i)
+            .scalar(&n_lists_i);
+        let launch = b
+            .list_and_filter_args(launch, &elem, &base, &k_i)
             .buffer_mut(bound)
             .buffer_mut(&mut *cand_d)
             .buffer_mut(&mut *cand_i);
@@ -511,5 +513,13 @@ mod tests {
         // An image-sized 8-bit row fits an H200 block (227 KiB) with 64 queries.
         assert!(shared_bytes(DType::U8, 784, 10, 64).unwrap() < 227 * 1024);
         assert!(shared_bytes(DType::F32, 128, 0, 64).is_err());
+    }
+
+    #[test]
+    fn narrower_types_need_more_pairs_per_list() {
+        assert_eq!(min_pairs_per_list(DType::F32), MIN_PAIRS_PER_LIST_F32);
+        assert_eq!(min_pairs_per_list(DType::F16), 4.0 * MIN_PAIRS_PER_LIST_F32);
+        assert_eq!(min_pairs_per_list(DType::I8), 16.0 * MIN_PAIRS_PER_LIST_F32);
+        assert_eq!(min_pairs_per_list(DType::U8), min_pairs_per_list(DType::I8));
     }
 }

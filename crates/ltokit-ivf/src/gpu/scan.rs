@@ -14,26 +14,44 @@ use super::{capacity, plan_names, DeviceLists, IvfGpu, KernelSpec, Neighbors};
 use crate::data::Matrix;
 use crate::metric::{Filter, Metric};
 
-/// `ivf_scan`'s parameters (kernels/ivf_abi.cuh). Buffer lengths are products of several
+/// A kernel signature with the parameters both scans share in the middle (list data,
+/// element size, list offsets, list sizes, ids, filter words, filter words per query,
+/// first query of the batch, k; [`ScanBatch::list_and_filter_args`] passes them) between
+/// each scan's own.
+macro_rules! scan_signature {
+    ([$($before:expr),* $(,)?], [$($after:expr),* $(,)?]) => {
+        &[
+            $($before,)*
+            Param::Buffer(Elem::U8, Extent::Any),
+            Param::I32,
+            Param::Buffer(Elem::I64, Extent::Any),
+            Param::Buffer(Elem::I32, Extent::Any),
+            Param::Buffer(Elem::I64, Extent::Any),
+            Param::Buffer(Elem::U32, Extent::Any),
+            Param::I64,
+            Param::I32,
+            Param::I32,
+            $($after,)*
+        ]
+    };
+}
+pub(crate) use scan_signature;
+
+/// `ivf_scan`'s parameters (kernels/scan.cu). Buffer lengths are products of several
 /// arguments, so they are `Extent::Any`: [`ScanBatch`] sizes them.
-const SCAN_SIGNATURE: &[Param] = &[
-    Param::Ptr,                               // queries, in the lists' type
-    Param::I32,                               // dim
-    Param::I32,                               // n_probes
-    Param::I32,                               // probes per block
-    Param::Buffer(Elem::I64, Extent::Any),    // probes
-    Param::Buffer(Elem::U8, Extent::Any),     // list data
-    Param::I32,                               // element size
-    Param::Buffer(Elem::I64, Extent::Any),    // list offsets
-    Param::Buffer(Elem::I32, Extent::Any),    // list sizes
-    Param::Buffer(Elem::I64, Extent::Any),    // ids
-    Param::Buffer(Elem::U32, Extent::Any),    // filter words
-    Param::I64,                               // filter words per query
-    Param::I32,                               // first query of the batch
-    Param::I32,                               // k
-    Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
-    Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
-];
+const SCAN_SIGNATURE: &[Param] = scan_signature!(
+    [
+        Param::Ptr,                            // queries, in the lists' type
+        Param::I32,                            // dim
+        Param::I32,                            // n_probes
+        Param::I32,                            // probes per block
+        Param::Buffer(Elem::I64, Extent::Any), // probes
+    ],
+    [
+        Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
+        Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
+    ]
+);
 
 /// `ivf_merge`'s parameters.
 const MERGE_SIGNATURE: &[Param] = &[
@@ -65,7 +83,29 @@ pub(crate) struct ScanBatch<'a, T: DeviceElem> {
     pub k: usize,
 }
 
-impl<T: DeviceElem> ScanBatch<'_, T> {
+impl<'a, T: DeviceElem> ScanBatch<'a, T> {
+    /// Appends the arguments both scans take in the same order after their own: the
+    /// lists (data, element size, offsets, sizes, ids), the filter (words, words per
+    /// query), the batch's first query and k.
+    pub(crate) fn list_and_filter_args<'l>(
+        &'l self,
+        launch: Launch<'l>,
+        elem: &'l i32,
+        query_base: &'l i32,
+        k: &'l i32,
+    ) -> Launch<'l> {
+        launch
+            .buffer(&self.lists.data)
+            .scalar(elem)
+            .buffer(&self.lists.list_offset)
+            .buffer(&self.lists.list_size)
+            .buffer(&self.lists.ids)
+            .buffer(self.filter_words.0)
+            .scalar(&self.filter_words.1)
+            .scalar(query_base)
+            .scalar(k)
+    }
+
     /// Checks the batch's buffers before any launch: the queries and probes hold `nb`
     /// rows, the candidate buffers (`cand_len` each) `nb × n_probes × k`, the outputs
     /// (`out_len` each) `nb × k`.
@@ -169,16 +209,9 @@ impl IvfGpu {
             .scalar(&dim_i)
             .scalar(&probes_i)
             .scalar(&per_block_i)
-            .view(&b.probes)
-            .buffer(&lists.data)
-            .scalar(&elem)
-            .buffer(&lists.list_offset)
-            .buffer(&lists.list_size)
-            .buffer(&lists.ids)
-            .buffer(b.filter_words.0)
-            .scalar(&b.filter_words.1)
-            .scalar(&base)
-            .scalar(&k_i)
+            .view(&b.probes);
+        let launch = b
+            .list_and_filter_args(launch, &elem, &base, &k_i)
             .buffer_mut(cand_d)
             .buffer_mut(cand_i);
         // SAFETY: the scan reads `nb` queries of `dim` values (checked above), n_probes
