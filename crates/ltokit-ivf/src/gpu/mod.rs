@@ -10,11 +10,13 @@
 //! | [`list_major`] | the list-major scan: pairs grouped by list, each list read once per tile of its queries; the choice of scan |
 //! | [`search`] | an index on the device: the device-resident search and the host API over it |
 //! | `workspace` | device buffers reused across calls |
+//! | `kernels` | plans loaded once per engine, in parallel or on a background thread |
 //!
 //! Kernels are ltokit plans of the embedded bundle (`kernels/`), linked for the GPU
 //! present or served from the kernel cache, resolved once per engine.
 
 pub mod coarse;
+mod kernels;
 pub mod kmeans;
 pub mod list_major;
 pub mod lists;
@@ -23,13 +25,12 @@ pub mod scan;
 pub mod search;
 mod workspace;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use ltokit::bundle::Bundle;
-use ltokit::cache::{CacheConfig, KernelCache, PlanHandle};
+use ltokit::cache::{CacheConfig, KernelCache};
 use ltokit::launch::{CudaSlice, Gpu, Kernel, ModuleLoader, Param};
 use ltokit::{Error, Result, Target};
 
@@ -37,6 +38,7 @@ use crate::data::DType;
 use crate::metric::{Filter, Metric};
 
 pub use coarse::DeviceCenters;
+pub(crate) use kernels::KernelSpec;
 pub use list_major::ScanPath;
 pub use lists::DeviceLists;
 pub use search::GpuIndex;
@@ -125,20 +127,10 @@ impl Neighbors {
     }
 }
 
-/// A kernel a search needs: its plan, declared parameters and dynamic shared memory.
-pub(crate) struct KernelSpec {
-    pub plan: String,
-    pub signature: &'static [Param],
-    pub shared: usize,
-}
-
 /// The GPU engine: a device, the kernel cache, the bundle, and the kernels resolved so far.
 pub struct IvfGpu {
     gpu: Arc<Gpu>,
-    cache: KernelCache<ModuleLoader>,
-    bundle: Arc<Bundle>,
-    target: Target,
-    kernels: Mutex<HashMap<String, Arc<Kernel>>>,
+    kernels: Arc<kernels::KernelSet>,
     profiler: profile::Profiler,
     coarse_scratch: Mutex<coarse::CoarseScratch>,
     /// The device's shared-memory limit per block, read once.
@@ -162,11 +154,12 @@ impl IvfGpu {
     pub fn new(gpu: Arc<Gpu>, cache: CacheConfig) -> Result<Self> {
         let target = Target::native(gpu.compute_capability());
         Ok(IvfGpu {
-            cache: KernelCache::with_loader(cache, ModuleLoader::new(Arc::clone(&gpu))),
+            kernels: Arc::new(kernels::KernelSet::new(
+                KernelCache::with_loader(cache, ModuleLoader::new(Arc::clone(&gpu))),
+                bundle()?,
+                target,
+            )),
             gpu,
-            bundle: bundle()?,
-            target,
-            kernels: Mutex::new(HashMap::new()),
             profiler: profile::Profiler::default(),
             coarse_scratch: Mutex::new(coarse::CoarseScratch::default()),
             shared_limit: Mutex::new(None),
@@ -180,7 +173,14 @@ impl IvfGpu {
 
     /// The kernel cache (for its counters).
     pub fn cache(&self) -> &KernelCache<ModuleLoader> {
-        &self.cache
+        self.kernels.cache()
+    }
+
+    /// Waits until the kernels an automatic search started loading in the background
+    /// (the list-major scan's, while the first searches ran per-query) are loaded: for
+    /// benchmarks that time one scan after the first search.
+    pub fn wait_for_background_loads(&self) {
+        self.kernels.wait_for_background();
     }
 
     /// The kernel of plan `plan_name`, loaded once per engine, allowed `shared` bytes of
@@ -191,49 +191,22 @@ impl IvfGpu {
         signature: &[Param],
         shared: usize,
     ) -> Result<Arc<Kernel>> {
-        if let Some(k) = self.kernels.lock().get(plan_name) {
-            return Ok(Arc::clone(k));
-        }
-        let handle = PlanHandle::new(self.bundle.plan(plan_name, self.target)?);
-        let module = self.cache.get_handle(&handle)?;
-        let kernel = Arc::new(module.kernel(handle.plan().kernel(), signature)?);
-        if shared > 48 * 1024 {
-            kernel.set_max_dynamic_shared_bytes(shared as u32)?;
-        }
-        self.kernels
-            .lock()
-            .insert(plan_name.to_string(), Arc::clone(&kernel));
-        Ok(kernel)
+        self.kernels.kernel(plan_name, signature, shared)
     }
 
-    /// Loads the kernels of `specs` not loaded yet, linking (or fetching from the cache)
-    /// the missing ones in parallel, so that a first search waits for its slowest plan
-    /// rather than for all of them one after the other.
+    /// Loads the kernels of `specs` not loaded yet, in parallel.
     pub(crate) fn prepare(&self, specs: &[KernelSpec]) -> Result<()> {
-        let missing: Vec<&KernelSpec> = {
-            let loaded = self.kernels.lock();
-            specs
-                .iter()
-                .filter(|s| !loaded.contains_key(&s.plan))
-                .collect()
-        };
-        if missing.len() < 2 {
-            return Ok(());
-        }
-        std::thread::scope(|scope| {
-            let jobs: Vec<_> = missing
-                .iter()
-                .map(|s| scope.spawn(|| self.kernel(&s.plan, s.signature, s.shared).map(|_| ())))
-                .collect();
-            jobs.into_iter()
-                .map(|j| {
-                    j.join().unwrap_or_else(|_| {
-                        Err(Error::Driver("a kernel-loading thread panicked".into()))
-                    })
-                })
-                .collect::<Result<Vec<()>>>()
-        })?;
-        Ok(())
+        self.kernels.prepare(specs)
+    }
+
+    /// Starts loading the kernels of `specs` on a background thread; returns at once.
+    pub(crate) fn prepare_in_background(&self, specs: &[KernelSpec]) {
+        self.kernels.prepare_in_background(specs)
+    }
+
+    /// Whether every kernel of `specs` is loaded.
+    pub(crate) fn kernels_loaded(&self, specs: &[KernelSpec]) -> bool {
+        self.kernels.all_loaded(specs)
     }
 
     /// How many queries one scan launch takes for `n_probes` probes of top-`k`.

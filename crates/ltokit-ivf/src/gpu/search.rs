@@ -154,20 +154,26 @@ impl GpuIndex {
         if nq == 0 {
             return Ok(());
         }
-        // A first search links (or fetches) the plans of its path at once.
+        // A first search links (or fetches) the plans of its path at once. Auto never
+        // waits for the list-major scan's kernel (it links in about a second): until a
+        // background thread has loaded it, the batches scan per-query.
         let batch = IvfGpu::batch_size(n_probes, k).min(nq);
         let path = self.scan_path.get();
-        let list_major = engine.use_list_major(path, &self.lists, batch, n_probes, k)?;
         let mut specs = coarse_kernels(self.dim, n_probes, batch, self.centers.len())?;
-        if list_major {
-            specs.extend(list_major_kernels(
-                &self.lists,
-                self.metric,
-                filter,
-                k,
-                engine.shared_limit()?,
-            )?);
+        let list_major = if engine.use_list_major(path, &self.lists, batch, n_probes, k)? {
+            let lm =
+                list_major_kernels(&self.lists, self.metric, filter, k, engine.shared_limit()?)?;
+            let ready = path == ScanPath::ListMajor || engine.kernels_loaded(&lm);
+            if ready {
+                specs.extend(lm);
+            } else {
+                engine.prepare_in_background(&lm);
+            }
+            ready
         } else {
+            false
+        };
+        if !list_major {
             specs.extend(scan_kernels(&self.lists, self.metric, filter, k)?);
         }
         engine.prepare(&specs)?;
@@ -217,7 +223,7 @@ impl GpuIndex {
                 &mut out_d.slice_mut(start * k..(start + nb) * k),
                 &mut out_ids.slice_mut(start * k..(start + nb) * k),
             );
-            if engine.use_list_major(path, &self.lists, nb, n_probes, k)? {
+            if list_major && engine.use_list_major(path, &self.lists, nb, n_probes, k)? {
                 engine.list_major_batch(&b, &mut ws.groups, (&mut *cand_d, &mut *cand_i), out)?;
             } else {
                 engine.scan_batch(&b, (&mut *cand_d, &mut *cand_i), out)?;

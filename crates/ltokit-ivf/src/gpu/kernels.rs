@@ -1,0 +1,156 @@
+//! The engine's kernels: each plan linked (or fetched from the kernel cache) and loaded
+//! once per engine; the plans a search needs are loaded in parallel, and plans a search
+//! can do without for now (the list-major scan, whose kernel links in about a second)
+//! are loaded on a background thread while the search runs another way.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use parking_lot::Mutex;
+
+use ltokit::bundle::Bundle;
+use ltokit::cache::{KernelCache, PlanHandle};
+use ltokit::launch::{Kernel, ModuleLoader, Param};
+use ltokit::{Error, Result, Target};
+
+/// A kernel a search needs: its plan, declared parameters and dynamic shared memory.
+#[derive(Clone)]
+pub(crate) struct KernelSpec {
+    pub plan: String,
+    pub signature: &'static [Param],
+    pub shared: usize,
+}
+
+/// Loaded kernels, shared with the background loaders.
+pub(crate) struct KernelSet {
+    cache: KernelCache<ModuleLoader>,
+    bundle: Arc<Bundle>,
+    target: Target,
+    loaded: Mutex<HashMap<String, Arc<Kernel>>>,
+    /// Plans being loaded in the background.
+    pending: Mutex<HashSet<String>>,
+    background: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl KernelSet {
+    pub(crate) fn new(
+        cache: KernelCache<ModuleLoader>,
+        bundle: Arc<Bundle>,
+        target: Target,
+    ) -> Self {
+        KernelSet {
+            cache,
+            bundle,
+            target,
+            loaded: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashSet::new()),
+            background: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The kernel cache (for its counters).
+    pub(crate) fn cache(&self) -> &KernelCache<ModuleLoader> {
+        &self.cache
+    }
+
+    /// The kernel of plan `plan_name`, loaded once, allowed `shared` bytes of dynamic
+    /// shared memory.
+    pub(crate) fn kernel(
+        &self,
+        plan_name: &str,
+        signature: &[Param],
+        shared: usize,
+    ) -> Result<Arc<Kernel>> {
+        if let Some(k) = self.loaded.lock().get(plan_name) {
+            return Ok(Arc::clone(k));
+        }
+        let handle = PlanHandle::new(self.bundle.plan(plan_name, self.target)?);
+        let module = self.cache.get_handle(&handle)?;
+        let kernel = Arc::new(module.kernel(handle.plan().kernel(), signature)?);
+        if shared > 48 * 1024 {
+            kernel.set_max_dynamic_shared_bytes(shared as u32)?;
+        }
+        self.loaded
+            .lock()
+            .insert(plan_name.to_string(), Arc::clone(&kernel));
+        Ok(kernel)
+    }
+
+    /// Whether every kernel of `specs` is loaded.
+    pub(crate) fn all_loaded(&self, specs: &[KernelSpec]) -> bool {
+        let loaded = self.loaded.lock();
+        specs.iter().all(|s| loaded.contains_key(&s.plan))
+    }
+
+    /// Loads the kernels of `specs` not loaded yet, the missing ones in parallel, so that
+    /// a first search waits for its slowest plan rather than for all of them in turn.
+    pub(crate) fn prepare(&self, specs: &[KernelSpec]) -> Result<()> {
+        let missing: Vec<&KernelSpec> = {
+            let loaded = self.loaded.lock();
+            specs
+                .iter()
+                .filter(|s| !loaded.contains_key(&s.plan))
+                .collect()
+        };
+        if missing.len() < 2 {
+            return Ok(());
+        }
+        std::thread::scope(|scope| {
+            let jobs: Vec<_> = missing
+                .iter()
+                .map(|s| scope.spawn(|| self.kernel(&s.plan, s.signature, s.shared).map(|_| ())))
+                .collect();
+            jobs.into_iter()
+                .map(|j| {
+                    j.join().unwrap_or_else(|_| {
+                        Err(Error::Driver("a kernel-loading thread panicked".into()))
+                    })
+                })
+                .collect::<Result<Vec<()>>>()
+        })?;
+        Ok(())
+    }
+
+    /// Starts loading the kernels of `specs` that are neither loaded nor being loaded on
+    /// a background thread, and returns at once. A failure is logged, and a later call
+    /// tries again.
+    pub(crate) fn prepare_in_background(self: &Arc<Self>, specs: &[KernelSpec]) {
+        let todo: Vec<KernelSpec> = {
+            let loaded = self.loaded.lock();
+            let mut pending = self.pending.lock();
+            specs
+                .iter()
+                .filter(|s| !loaded.contains_key(&s.plan) && pending.insert(s.plan.clone()))
+                .cloned()
+                .collect()
+        };
+        if todo.is_empty() {
+            return;
+        }
+        let set = Arc::clone(self);
+        let handle = std::thread::spawn(move || {
+            let result = set.prepare(&todo);
+            if let Err(e) = &result {
+                tracing::warn!(
+                    "loading {} kernels in the background failed: {e}",
+                    todo.len()
+                );
+            }
+            let mut pending = set.pending.lock();
+            for s in &todo {
+                pending.remove(&s.plan);
+            }
+        });
+        self.background.lock().push(handle);
+    }
+
+    /// Waits for the background loads started so far.
+    pub(crate) fn wait_for_background(&self) {
+        let handles: Vec<_> = self.background.lock().drain(..).collect();
+        for h in handles {
+            // A panicked loader loaded nothing; the next search loads in the foreground.
+            let _ = h.join();
+        }
+    }
+}
