@@ -105,7 +105,8 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             float* d = top_d + i * CAP;
             int* pos = top_pos + i * CAP;
             const float qb = qbound[i];
-            #pragma unroll
+            // Not unrolled: one copy of the inlined top-k insertion serves both halves.
+            #pragma unroll 1
             for (int half = 0; half < 2; ++half) {
                 const int r = half * 32 + lane;
                 const int row = base + r;

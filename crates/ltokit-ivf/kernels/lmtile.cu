@@ -159,13 +159,27 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, i
 // Writes one 16-byte chunk (elements d0 .. d0 + LM_CHUNK_ELEMS of step row `row`) to Xs;
 // returns its part of the row's squared norm.
 __device__ __forceinline__ Sum lm_put_chunk(const LmWork& w, uint4 x, int d0, int row) {
-    const T* v = reinterpret_cast<const T*>(&x);
     Sum part = 0;
 #if defined(LM_WMMA)
     *reinterpret_cast<uint4*>(w.xs + lm_row_slot(w, row, d0)) = x;
+#if defined(IVF_BYTES)
+    // Four values a word: the squares summed by __dp4a.
+    const unsigned words[4] = {x.x, x.y, x.z, x.w};
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#if defined(IVF_DTYPE_i8)
+        part = __dp4a((int)words[j], (int)words[j], part);
+#else
+        part = (int)__dp4a(words[j], words[j], (unsigned)part);
+#endif
+    }
+#else
+    const T* v = reinterpret_cast<const T*>(&x);
     #pragma unroll
     for (int j = 0; j < LM_CHUNK_ELEMS; ++j) part += lm_square(v[j]);
+#endif
 #else
+    const T* v = reinterpret_cast<const T*>(&x);
     #pragma unroll
     for (int j = 0; j < LM_CHUNK_ELEMS; ++j) {
         w.xs[lm_row_slot(w, row, d0 + j)] = v[j];
