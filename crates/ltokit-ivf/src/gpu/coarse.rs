@@ -188,7 +188,9 @@ impl IvfGpu {
         }
         let spec = coarse_kernel(dim, n_probes)?;
         let smem = spec.shared;
-        let kernel = self.kernel(&spec.plan, spec.signature, spec.shared)?;
+        let kernel = self
+            .kernels
+            .kernel(&spec.plan, spec.signature, spec.shared)?;
         let splits = coarse_splits(nq, centers.n);
         let per_split = centers.n.div_ceil(splits);
         let (nq_i, dim_i, dtype_i, metric_i, n_i, per_split_i, probes_i) = (
@@ -249,7 +251,9 @@ impl IvfGpu {
         // `ids` and `scores`; centres are read in [y · per_split, min(n, (y+1) · per_split)).
         unsafe { launch.run() }?;
         let spec = merge_kernel(Metric::L2, n_probes)?;
-        let merge = self.kernel(&spec.plan, spec.signature, spec.shared)?;
+        let merge = self
+            .kernels
+            .kernel(&spec.plan, spec.signature, spec.shared)?;
         let merged = merged.at_least(gpu, nq * n_probes)?;
         let (n_cand_i, k_i) = ((splits * n_probes) as i32, n_probes as i32);
         let cfg = LaunchConfig {

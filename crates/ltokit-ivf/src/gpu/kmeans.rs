@@ -134,8 +134,8 @@ impl IvfGpu {
         let mut sums = gpu.alloc::<f32>(k * dim)?;
         let mut counts = gpu.alloc::<u32>(k)?;
         let mut dev = DeviceCenters::upload(gpu, &centers, dim, metric)?;
-        let sum = self.kernel("kmeans_sum", SUM_SIGNATURE, 0)?;
-        let divide = self.kernel("kmeans_divide", DIVIDE_SIGNATURE, 0)?;
+        let sum = self.kernels.kernel("kmeans_sum", SUM_SIGNATURE, 0)?;
+        let divide = self.kernels.kernel("kmeans_divide", DIVIDE_SIGNATURE, 0)?;
         let (n_i, dim_i, k_i, norm_i) = (n as i32, dim as i32, k as i32, i32::from(spherical));
         for it in 0..iters {
             self.coarse(

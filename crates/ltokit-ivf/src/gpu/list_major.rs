@@ -342,10 +342,12 @@ impl IvfGpu {
             .list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
             .map_err(Error::InvalidArgument)?;
         let scan_smem = shared_bytes(lists.dtype, lists.dim, b.k, qt)?;
-        let scan_k = self.kernel(&scan.plan, scan.signature, scan.shared)?;
-        let count_k = self.kernel(&count.plan, count.signature, 0)?;
-        let offsets_k = self.kernel(&offsets.plan, offsets.signature, 0)?;
-        let fill_k = self.kernel(&fill.plan, fill.signature, 0)?;
+        let scan_k = self
+            .kernels
+            .kernel(&scan.plan, scan.signature, scan.shared)?;
+        let count_k = self.kernels.kernel(&count.plan, count.signature, 0)?;
+        let offsets_k = self.kernels.kernel(&offsets.plan, offsets.signature, 0)?;
+        let fill_k = self.kernels.kernel(&fill.plan, fill.signature, 0)?;
         let gpu = &self.gpu;
         let stream = gpu.stream();
         let n_lists = lists.n_lists;

@@ -31,7 +31,7 @@ use parking_lot::Mutex;
 
 use ltokit::bundle::Bundle;
 use ltokit::cache::{CacheConfig, KernelCache};
-use ltokit::launch::{CudaSlice, Gpu, Kernel, ModuleLoader, Param};
+use ltokit::launch::{CudaSlice, Gpu, ModuleLoader};
 use ltokit::{Error, Result, Target};
 
 use crate::data::DType;
@@ -181,17 +181,6 @@ impl IvfGpu {
     /// benchmarks that time one scan after the first search.
     pub fn wait_for_background_loads(&self) {
         self.kernels.wait_for_background();
-    }
-
-    /// The kernel of plan `plan_name`, loaded once per engine, allowed `shared` bytes of
-    /// dynamic shared memory.
-    pub(crate) fn kernel(
-        &self,
-        plan_name: &str,
-        signature: &[Param],
-        shared: usize,
-    ) -> Result<Arc<Kernel>> {
-        self.kernels.kernel(plan_name, signature, shared)
     }
 
     /// Loads the kernels of `specs` not loaded yet, in parallel.

@@ -188,7 +188,9 @@ impl IvfGpu {
         let groups = b.n_probes.div_ceil(per_block);
         let [scan, merge] = scan_kernels(lists, b.metric, b.filter, b.k)?;
         let scan_smem = scan.shared;
-        let scan = self.kernel(&scan.plan, scan.signature, scan.shared)?;
+        let scan = self
+            .kernels
+            .kernel(&scan.plan, scan.signature, scan.shared)?;
         let (dim_i, probes_i, per_block_i, elem, base, k_i) = (
             dim as i32,
             b.n_probes as i32,
@@ -243,7 +245,9 @@ impl IvfGpu {
                 "merge buffers too small for {nb} queries × {n_cand} candidates, k {k}"
             )));
         }
-        let kernel = self.kernel(&merge.plan, merge.signature, merge.shared)?;
+        let kernel = self
+            .kernels
+            .kernel(&merge.plan, merge.signature, merge.shared)?;
         let (n_cand_i, k_i) = (n_cand as i32, k as i32);
         let cfg = LaunchConfig {
             grid_dim: (nb as u32, 1, 1),
