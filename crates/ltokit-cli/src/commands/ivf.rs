@@ -372,7 +372,16 @@ fn bench(
             // in the background; the timed runs below measure the path auto settles on.
             engine.wait_for_background_loads();
         }
+        let truth_rows = truth.rows();
         for &p in probe_list {
+            // Bytes scanned: every probed list's rows for every query (the same for
+            // every scan path).
+            let probes = gindex.probes(&engine, &queries, p)?;
+            let rows_scanned: u64 = probes
+                .iter()
+                .map(|&l| index.list_size[l as usize] as u64)
+                .sum();
+            let bytes = rows_scanned * row_bytes as u64;
             for &path in scans {
                 gindex.set_scan_path(path);
                 let found = search_host(p)?; // warm-up (and the recall)
@@ -387,14 +396,7 @@ fn bench(
                     device.push(t.elapsed().as_secs_f64());
                 }
                 let (host, device) = (median(&mut host), median(&mut device));
-                let recall = ltokit_ivf::reference::recall(&found, &truth.rows(), k);
-                // Bytes scanned: every probed list's rows for every query.
-                let probes = gindex.probes(&engine, &queries, p)?;
-                let rows_scanned: u64 = probes
-                    .iter()
-                    .map(|&l| index.list_size[l as usize] as u64)
-                    .sum();
-                let bytes = rows_scanned * row_bytes as u64;
+                let recall = ltokit_ivf::reference::recall(&found, &truth_rows, k);
                 // Latency: one batch at a time, each waited for.
                 let first = batch.min(queries.rows);
                 let mut calls = Vec::with_capacity(30);
