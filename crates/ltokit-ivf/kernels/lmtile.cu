@@ -10,9 +10,9 @@
 // one per shared-memory row (query i at i × ld, row r at r × ld; ld = the dimension
 // rounded up to 16, plus 16 bytes against bank conflicts), so that the query tile is a
 // row-major A and the rows a column-major B; warp w computes the 16×16 output tiles of
-// row block w % 4 against query blocks w / 4 and w / 4 + 2, stores them, and the block turns dot products into the metric's accumulator.
-// An 8-bit L2 distance (‖q‖² + ‖x‖² − 2 q·x, all integers) is exact, as in the per-query
-// scan.
+// row block w % 4 against query blocks w / 4 and w / 4 + 2, stores them, and the block
+// turns dot products into the metric's accumulator. An 8-bit L2 distance
+// (‖q‖² + ‖x‖² − 2 q·x, all integers) is exact, as in the per-query scan.
 //
 // f32 stays on the CUDA cores in f32 (TF32 would cost precision, and needs sm_80 where
 // the fragments are compiled for sm_75): queries and rows are staged dimension-major

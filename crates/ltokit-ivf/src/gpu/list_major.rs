@@ -1,6 +1,6 @@
 //! The list-major scan: the batch's (query, probe) pairs grouped by the list they probe,
 //! then one block per tile of 16 to 64 pairs of one list, which reads the list once for
-//! all of them — a small matrix product per 32-row group (`kernels/lmtile.cu`) instead of
+//! all of them — a small matrix product per 64-row step (`kernels/lmtile.cu`) instead of
 //! one pass over the list per query. It writes the per-query scan's candidate layout (k
 //! per pair) and shares its merge. Worth it when many queries probe each list (large
 //! batches); [`ScanPath::Auto`] picks it from the batch shape.

@@ -1,6 +1,7 @@
 //! Where a search's time goes: with profiling on, the engine waits for the GPU after
-//! each stage (coarse search, grouping by list for the list-major scan, scan, merge) and adds the stage's wall time to its
-//! counters. Off by default: then a stage boundary costs one atomic load. The waits
+//! each stage (coarse search, grouping by list for the list-major scan, scan, merge)
+//! and adds the stage's wall time to its counters. Off by default: then a stage
+//! boundary costs one atomic load. The waits
 //! serialise the stages, so profiled searches are a little slower than unprofiled ones;
 //! the split is what they are for.
 
