@@ -33,14 +33,27 @@ extern "C" __device__ bool ivf_metric_l2();
 // Row stride of the accumulator tile (a multiple of 4, as WMMA stores need).
 #define LM_ACC_STRIDE 68
 // 16-byte chunks of one step a thread holds in registers while the previous step is
-// multiplied: 64 KiB steps (f32 up to 256 dimensions, f16 512, 8-bit 1024). Larger rows,
-// and layouts without 16-byte chunks, are loaded when stored, without overlap.
-#define LM_PREFETCH 16
+// multiplied: 32 KiB of each step (f32 up to 128 dimensions, f16 256, 8-bit 512); the
+// rest of a larger step, and layouts without 16-byte chunks, load when stored. (16 would
+// cover 64 KiB but spills registers at the 128 that two blocks an SM allow.)
+#define LM_PREFETCH 8
 struct LmRegs { uint4 v[LM_PREFETCH]; };
 
+// The candidates of one step: for query slot i, the rows whose score (ivf_score's
+// convention, smaller is better) beats thr[i] — count[i] of them, at
+// score[i * LM_STEP_ROWS + j] and row[i * LM_STEP_ROWS + j] (the row within the step).
+// Scoring and this filter happen where the products are (in registers for f32), so the
+// few rows that can still enter a query's top k are all that reaches the top-k lists.
+struct LmCandidates {
+    const float* thr;    // [qt]: -inf for an empty slot
+    float* score;        // [qt][LM_STEP_ROWS]
+    unsigned char* row;  // [qt][LM_STEP_ROWS]
+    int* count;          // [qt], zero before each multiply
+};
+
 // Stages the tile's `qt` queries (slot i ← query qidx[i] of `queries`, zeros where
-// qidx[i] < 0) and writes their squared norms to qnorm2[i].
-extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, unsigned char* work, float* qnorm2);
+// qidx[i] < 0) with their squared norms.
+extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, unsigned char* work);
 
 // Loads the step at `rows` into this thread's registers (when its layout allows).
 extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs* regs);
@@ -49,8 +62,8 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, i
 // `rows`) to shared memory, with the parts of the rows' squared norms.
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt);
 
-// After a barrier that follows ivf_lm_store: acc[i * LM_ACC_STRIDE + r] is the accumulator of query
-// slot i and step row r in ivf_score's convention (the squared distance for L2 metrics,
-// the dot product otherwise), xnorm2[r] the row's squared norm. The caller puts a barrier
-// between this and reading them.
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, float* acc, float* xnorm2);
+// After a barrier that follows ivf_lm_store: scores every (query slot, step row) of the
+// tile with ivf_score and keeps the candidates that beat their slot's threshold in `cand`.
+// Rows past the list's end are scored too (as zero rows); the caller drops them. The
+// caller puts a barrier between this and reading the candidates.
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, LmCandidates cand);

@@ -4,8 +4,10 @@
 // tile_start[l] numbers list l's first tile. Block b takes tile b: it stages the tile's
 // queries once, then goes through the list 64 rows at a time, each step scored against
 // all its queries at once by the tile fragment (the next step's rows load into registers
-// while this one is multiplied), and keeps each query's top-k of this list (warp w keeps
-// slots w, w + 8, …; row positions, turned into source ids at the end). It writes k
+// while this one is multiplied). The fragment keeps only the rows that beat their query's
+// threshold — the better of the pair's k-th so far and the query's bound — and the block
+// offers those to each query's top-k of this list (warp w keeps slots w, w + 8, …; row
+// positions, turned into source ids at the end). It writes k
 // candidates for each pair at pair × k — the per-query scan's layout with one candidate
 // set per probe — so ivf_merge finishes both scans alike.
 #include "ivf_abi.cuh"
@@ -59,34 +61,39 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     const int count = min(qt, list_start[list + 1] - first);
 
     extern __shared__ __align__(128) unsigned char smem_raw[];
-    float* top_d = reinterpret_cast<float*>(smem_raw);           // [qt][CAP]
-    int* top_pos = reinterpret_cast<int*>(top_d + qt * CAP);     // [qt][CAP]
-    float* acc = reinterpret_cast<float*>(top_pos + qt * CAP);   // [qt][LM_ACC_STRIDE]
-    float* xnorm2 = acc + qt * LM_ACC_STRIDE;                    // [64]
-    float* qnorm2 = xnorm2 + LM_STEP_ROWS;                       // [qt]
-    int* qidx = reinterpret_cast<int*>(qnorm2 + qt);             // [qt]
-    int* pair = qidx + qt;                                       // [qt]
-    float* qbound = reinterpret_cast<float*>(pair + qt);         // [qt]
+    float* top_d = reinterpret_cast<float*>(smem_raw);               // [qt][CAP]
+    int* top_pos = reinterpret_cast<int*>(top_d + qt * CAP);         // [qt][CAP]
+    float* cand_score = reinterpret_cast<float*>(top_pos + qt * CAP); // [qt][64]
+    float* thr = cand_score + qt * LM_STEP_ROWS;                     // [qt]
+    float* qbound = thr + qt;                                        // [qt]
+    int* cand_count = reinterpret_cast<int*>(qbound + qt);           // [qt]
+    int* qidx = cand_count + qt;                                     // [qt]
+    int* pair = qidx + qt;                                           // [qt]
+    unsigned char* cand_row = reinterpret_cast<unsigned char*>(pair + qt); // [qt][64]
     // 128-byte aligned: WMMA tiles need 32-byte aligned rows.
     unsigned char* work = reinterpret_cast<unsigned char*>(
-        (reinterpret_cast<unsigned long long>(qbound + qt) + 127) & ~127ull);
+        (reinterpret_cast<unsigned long long>(cand_row + qt * LM_STEP_ROWS) + 127) & ~127ull);
+    const LmCandidates cand = {thr, cand_score, cand_row, cand_count};
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const float inf = __int_as_float(0x7f800000);
     for (int i = threadIdx.x; i < qt; i += blockDim.x) {
         const int p = i < count ? pairs[first + i] : -1;
         pair[i] = p;
         qidx[i] = p >= 0 ? p / n_probes : -1;
+        // Empty slots keep nothing; the others start from the query's bound so far.
+        thr[i] = p >= 0 ? lm_bound_score(bound[p / n_probes]) : -inf;
+        cand_count[i] = 0;
     }
     for (int i = warp; i < qt; i += LM_WARPS) topk_init<CAP>(top_d + i * CAP, top_pos + i * CAP, lane);
     __syncthreads();
-    ivf_lm_stage_queries(queries, qidx, qt, dim, work, qnorm2);
+    ivf_lm_stage_queries(queries, qidx, qt, dim, work);
 
     const long long off = list_offset[list];
     const int size = list_size[list];
     const long long step_bytes = (long long)LM_STEP_ROWS * dim * elem_bytes;
     const unsigned char* rows = data + off * dim * elem_bytes;
     const int steps = (size + LM_STEP_ROWS - 1) / LM_STEP_ROWS;
-    const float inf = __int_as_float(0x7f800000);
     LmRegs regs;
     ivf_lm_fetch(rows, min(2, (size + 31) / 32), dim, veclen, &regs);
     for (int st = 0; st < steps; ++st) {
@@ -94,29 +101,38 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         ivf_lm_store(rows + st * step_bytes, min(2, (size - base + 31) / 32), dim, veclen, &regs, work, qt);
         __syncthreads();
         // The queries' bounds load while the step is multiplied (a load per query in the
-        // epilogue would wait for each in turn).
+        // top-k pass would wait for each in turn).
         const unsigned int my_bound = threadIdx.x < count ? bound[qidx[threadIdx.x]] : 0u;
         if (st + 1 < steps)
             ivf_lm_fetch(rows + (st + 1) * step_bytes, min(2, (size - base - LM_STEP_ROWS + 31) / 32), dim, veclen, &regs);
-        ivf_lm_multiply(dim, qt, work, acc, xnorm2);
+        ivf_lm_multiply(dim, qt, work, cand);
         if (threadIdx.x < count) qbound[threadIdx.x] = lm_bound_score(my_bound);
         __syncthreads();
+        // Each warp offers its slots' kept rows to their top-k lists, then sets the next
+        // step's threshold (the next ivf_lm_store's barrier orders it before the multiply).
         for (int i = warp; i < count; i += LM_WARPS) {
             float* d = top_d + i * CAP;
             int* pos = top_pos + i * CAP;
             const float qb = qbound[i];
-            // Not unrolled: one copy of the inlined top-k insertion serves both halves.
-            #pragma unroll 1
-            for (int half = 0; half < 2; ++half) {
-                const int r = half * 32 + lane;
-                const int row = base + r;
+            const int n = cand_count[i];
+            float t = fminf(d[k - 1], qb);
+            for (int j0 = 0; j0 < n; j0 += 32) {
+                const int j = j0 + lane;
                 float s = inf;
-                if (row < size && ivf_keep(ids[off + row], query_base + qidx[i], filter, filter_words))
-                    s = ivf_score(acc[i * LM_ACC_STRIDE + r], qnorm2[i], xnorm2[r]);
-                topk_offer<CAP>(d, pos, k, lane, fminf(d[k - 1], qb), s, row);
+                int row = 0;
+                if (j < n) {
+                    row = base + cand_row[i * LM_STEP_ROWS + j];
+                    if (row < size && ivf_keep(ids[off + row], query_base + qidx[i], filter, filter_words))
+                        s = cand_score[i * LM_STEP_ROWS + j];
+                }
+                t = topk_offer<CAP>(d, pos, k, lane, t, s, row);
             }
             const float kth = d[k - 1];
-            if (lane == 0 && kth < qb) atomicMax(&bound[qidx[i]], lm_bound_key(kth));
+            if (lane == 0) {
+                if (kth < qb) atomicMax(&bound[qidx[i]], lm_bound_key(kth));
+                thr[i] = fminf(kth, qb);
+                cand_count[i] = 0;
+            }
         }
     }
     __syncthreads();
@@ -130,6 +146,8 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     }
 }
 
+// Two blocks an SM (at most 128 registers a thread) where the top-k lists are small; the
+// largest capacities would spill there, and their tiles are 16 queries anyway.
 #define IVF_LMSCAN_KERNEL(CAP) \
-    extern "C" __global__ void __launch_bounds__(LM_THREADS) ivf_lmscan_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
+    extern "C" __global__ void __launch_bounds__(LM_THREADS, (CAP <= 256 ? 2 : 1)) ivf_lmscan_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
 IVF_FOR_EACH_CAPACITY(IVF_LMSCAN_KERNEL)

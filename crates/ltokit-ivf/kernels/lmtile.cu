@@ -3,22 +3,24 @@
 // product comes from the metric fragment (ivf_metric_l2, a constant after linking), so
 // one fragment per type serves every metric.
 //
-// The block computes a (qt queries) × (64 rows) tile of inner products.
+// The block computes a (qt queries) × (64 rows) tile of inner products, turns each into
+// the metric's score and keeps those that beat their query's threshold (LmCandidates).
 //
 // f16, i8 and u8 use the tensor cores (WMMA 16×16×16: f16 with f32 accumulation, 8-bit
 // with exact 32-bit integer accumulation). Queries and rows are staged in their own type,
 // one per shared-memory row (query i at i × ld, row r at r × ld; ld = the dimension
 // rounded up to 16, plus 16 bytes against bank conflicts), so that the query tile is a
 // row-major A and the rows a column-major B; warp w computes the 16×16 output tiles of
-// row block w % 4 against query blocks w / 4 and w / 4 + 2, stores them, and the block
-// turns dot products into the metric's accumulator. An 8-bit L2 distance
+// row block w % 4 against query blocks w / 4 and w / 4 + 2 and stores them; the block then
+// scores the stored dot products, a warp's 32 lanes on 32 rows of one query. An 8-bit L2 distance
 // (‖q‖² + ‖x‖² − 2 q·x, all integers) is exact, as in the per-query scan.
 //
 // f32 stays on the CUDA cores in f32 (TF32 would cost precision, and needs sm_80 where
 // the fragments are compiled for sm_75): queries and rows are staged dimension-major
 // (slot d of query i at d × (qt + 4) + i, of row r at d × 64 + r) so that a thread reads
-// its 4 rows and its QPT queries (qt = 16 × QPT) with one vector load each. Its L2
-// distance is formed from the norms the same way, in f32, clamped at 0.
+// its 4 rows and its QPT queries (qt = 16 × QPT) with one vector load each, and scores
+// its QPT × 4 products in registers. Its L2 distance is formed from the norms the same
+// way, in f32, clamped at 0.
 #include <cuda_fp16.h>
 #include "ivf_abi.cuh"
 
@@ -63,9 +65,11 @@ __device__ __forceinline__ Sum lm_square(T v) {
 // ---- the work area --------------------------------------------------------------------
 #if defined(LM_WMMA)
 #include <mma.h>
-// Qs [qt][ld] and Xs [64][ld] of T, xpart [LM_WARPS][64], xn [64], qn [qt] (Sum).
+// Dots [qt][LM_ACC_STRIDE] (Sum), Qs [qt][ld] and Xs [64][ld] of T, xpart [LM_WARPS][64],
+// xn [64], qn [qt] (Sum). Every part starts 32-byte aligned, as WMMA needs.
 __device__ __forceinline__ int lm_kpad(int dim) { return (dim + 15) / 16 * 16; }
 struct LmWork {
+    Sum* dots;
     T* qs;
     T* xs;
     Sum* xpart;
@@ -76,7 +80,8 @@ struct LmWork {
 __device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt) {
     LmWork w;
     w.ld = lm_kpad(dim) + 16 / (int)sizeof(T);
-    w.qs = reinterpret_cast<T*>(work);
+    w.dots = reinterpret_cast<Sum*>(work);
+    w.qs = reinterpret_cast<T*>(w.dots + qt * LM_ACC_STRIDE);
     w.xs = w.qs + qt * w.ld;
     w.xpart = reinterpret_cast<Sum*>(w.xs + LM_STEP_ROWS * w.ld);
     w.xn = w.xpart + LM_WARPS * LM_STEP_ROWS;
@@ -105,7 +110,7 @@ __device__ __forceinline__ int lm_row_slot(const LmWork&, int row, int d) { retu
 #endif
 
 // ---- queries ----------------------------------------------------------------------------
-extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, unsigned char* work, float* qnorm2) {
+extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, unsigned char* work) {
     const LmWork w = lm_work(work, dim, qt);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const T* q = reinterpret_cast<const T*>(queries);
@@ -128,7 +133,7 @@ extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, co
             part += lm_square(v);
         }
         for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
-        if (lane == 0) { w.qn[i] = part; qnorm2[i] = (float)part; }
+        if (lane == 0) w.qn[i] = part;
     }
 #if defined(LM_WMMA)
     // The rows' padding columns (dim .. kpad) are never written by a step: zero them once.
@@ -139,14 +144,15 @@ extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, co
 }
 
 // ---- rows -------------------------------------------------------------------------------
-// Whether a step of this shape travels through registers: 16-byte chunks, and few enough.
-__device__ __forceinline__ bool lm_prefetchable(int dim, int veclen) {
-    return veclen == LM_CHUNK_ELEMS && dim % LM_CHUNK_ELEMS == 0
-        && (dim / LM_CHUNK_ELEMS) * LM_STEP_ROWS <= LM_THREADS * LM_PREFETCH;
+// Whether a step of this shape is made of 16-byte chunks: then its first
+// LM_PREFETCH × LM_THREADS chunks travel through registers (all of a step up to 32 KiB:
+// f32 up to 128 dimensions, f16 256, 8-bit 512), the rest is loaded when stored.
+__device__ __forceinline__ bool lm_chunked(int dim, int veclen) {
+    return veclen == LM_CHUNK_ELEMS && dim % LM_CHUNK_ELEMS == 0;
 }
 
 extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs* regs) {
-    if (!lm_prefetchable(dim, veclen)) return;
+    if (!lm_chunked(dim, veclen)) return;
     const int chunks = (dim / LM_CHUNK_ELEMS) * 32 * groups;
     const uint4* src = reinterpret_cast<const uint4*>(rows);
     #pragma unroll
@@ -195,27 +201,24 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
     // A thread's row within its group is always `lane` (chunk counts and strides are
     // multiples of 32); its norm parts are kept per group.
     Sum part[2] = {0, 0};
-    if (veclen == LM_CHUNK_ELEMS && dim % LM_CHUNK_ELEMS == 0) {
+    if (lm_chunked(dim, veclen)) {
         const int per_group = (dim / LM_CHUNK_ELEMS) * 32;
         const uint4 none = make_uint4(0, 0, 0, 0);
-        if (lm_prefetchable(dim, veclen)) {
-            #pragma unroll
-            for (int j = 0; j < LM_PREFETCH; ++j) {
-                const int c = threadIdx.x + j * LM_THREADS;
-                if (c < per_group * 2) {
-                    const int g = c / per_group;
-                    const uint4 x = c < per_group * groups ? regs->v[j] : none;
-                    part[g] += lm_put_chunk(w, x, ((c % per_group) / 32) * LM_CHUNK_ELEMS, g * 32 + lane);
-                }
-            }
-        } else {
-            // More chunks than the registers hold: loaded here.
-            const uint4* src = reinterpret_cast<const uint4*>(rows);
-            for (int c = threadIdx.x; c < per_group * 2; c += LM_THREADS) {
+        #pragma unroll
+        for (int j = 0; j < LM_PREFETCH; ++j) {
+            const int c = threadIdx.x + j * LM_THREADS;
+            if (c < per_group * 2) {
                 const int g = c / per_group;
-                const uint4 x = c < per_group * groups ? src[c] : none;
+                const uint4 x = c < per_group * groups ? regs->v[j] : none;
                 part[g] += lm_put_chunk(w, x, ((c % per_group) / 32) * LM_CHUNK_ELEMS, g * 32 + lane);
             }
+        }
+        // Chunks beyond what the registers hold: loaded here.
+        const uint4* src = reinterpret_cast<const uint4*>(rows);
+        for (int c = threadIdx.x + LM_PREFETCH * LM_THREADS; c < per_group * 2; c += LM_THREADS) {
+            const int g = c / per_group;
+            const uint4 x = c < per_group * groups ? src[c] : none;
+            part[g] += lm_put_chunk(w, x, ((c % per_group) / 32) * LM_CHUNK_ELEMS, g * 32 + lane);
         }
     } else {
         // veclen 1: element (r, d) of a group at d × 32 + r.
@@ -241,20 +244,22 @@ __device__ __forceinline__ Sum lm_row_norm(const LmWork& w, int r) {
     return t;
 }
 
-// The metric's accumulator from a dot product and the two squared norms.
-__device__ __forceinline__ float lm_accumulator(Sum dot, Sum qn, Sum xn, bool l2) {
+// The metric's score (ivf_score's convention) from a dot product and the two squared
+// norms: the L2 accumulator is formed from the norms.
+__device__ __forceinline__ float lm_score(Sum dot, Sum qn, Sum xn, bool l2) {
 #if defined(IVF_BYTES)
-    return l2 ? (float)(qn + xn - 2 * dot) : (float)dot;
+    const float acc = l2 ? (float)(qn + xn - 2 * dot) : (float)dot;
 #else
-    return l2 ? fmaxf(qn + xn - 2.f * dot, 0.f) : dot;
+    const float acc = l2 ? fmaxf(qn + xn - 2.f * dot, 0.f) : dot;
 #endif
+    return ivf_score(acc, (float)qn, (float)xn);
 }
 
 #if defined(LM_WMMA)
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, float* acc, float* xnorm2) {
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, LmCandidates cand) {
     using namespace nvcuda;
     const LmWork w = lm_work(work, dim, qt);
-    const int warp = threadIdx.x / 32;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int kpad = lm_kpad(dim);
     // Warp w computes the 16-row column block tn = w % 4 of the step against query tiles
     // tm = w / 4 and w / 4 + 2 (as many as qt has), sharing each B fragment.
@@ -285,23 +290,29 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
                 wmma::mma_sync(c1, a1, b, c1);
             }
         }
-        Sum* out = reinterpret_cast<Sum*>(acc) + tn * 16;
+        Sum* out = w.dots + tn * 16;
         wmma::store_matrix_sync(out + tm0 * 16 * LM_ACC_STRIDE, c0, LM_ACC_STRIDE, wmma::mem_row_major);
         if (two) wmma::store_matrix_sync(out + (tm0 + 2) * 16 * LM_ACC_STRIDE, c1, LM_ACC_STRIDE, wmma::mem_row_major);
     }
-    if (threadIdx.x < LM_STEP_ROWS) {
-        const Sum xn = lm_row_norm(w, threadIdx.x);
-        w.xn[threadIdx.x] = xn;
-        xnorm2[threadIdx.x] = (float)xn;
-    }
+    if (threadIdx.x < LM_STEP_ROWS) w.xn[threadIdx.x] = lm_row_norm(w, threadIdx.x);
     __syncthreads();
-    // Dot products (stored in place, as Sum) → the metric's accumulator.
+    // A warp scores 32 rows of one query slot at a time and keeps what beats its threshold
+    // with one shared-memory atomic for the warp.
     const bool l2 = ivf_metric_l2();
-    Sum* dots = reinterpret_cast<Sum*>(acc);
     for (int e = threadIdx.x; e < qt * LM_STEP_ROWS; e += LM_THREADS) {
         const int i = e / LM_STEP_ROWS, r = e % LM_STEP_ROWS;
-        const int at = i * LM_ACC_STRIDE + r;
-        acc[at] = lm_accumulator(dots[at], w.qn[i], w.xn[r], l2);
+        const float s = lm_score(w.dots[i * LM_ACC_STRIDE + r], w.qn[i], w.xn[r], l2);
+        const unsigned kept = __ballot_sync(0xffffffffu, s < cand.thr[i]);
+        if (kept) {
+            int base = 0;
+            if (lane == 0) base = atomicAdd(&cand.count[i], __popc(kept));
+            base = __shfl_sync(0xffffffffu, base, 0);
+            if (kept & (1u << lane)) {
+                const int j = base + __popc(kept & ((1u << lane) - 1));
+                cand.score[i * LM_STEP_ROWS + j] = s;
+                cand.row[i * LM_STEP_ROWS + j] = (unsigned char)r;
+            }
+        }
     }
 }
 #else
@@ -315,7 +326,7 @@ template <> __device__ __forceinline__ void lm_load_queries<4>(const float* p, f
 }
 
 template <int QPT>
-__device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, float* acc, float* xnorm2) {
+__device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, const LmCandidates& cand) {
     const int rq = threadIdx.x % 16;         // rows 4 rq .. 4 rq + 3
     const int qg = threadIdx.x / 16;         // query slots QPT qg .. QPT qg + QPT - 1
     const int stride = qt + 4;
@@ -339,24 +350,28 @@ __device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, fl
     }
     float xn[4];
     #pragma unroll
-    for (int b = 0; b < 4; ++b) {
-        xn[b] = lm_row_norm(w, rq * 4 + b);
-        if (qg == 0) xnorm2[rq * 4 + b] = xn[b];
-    }
+    for (int b = 0; b < 4; ++b) xn[b] = lm_row_norm(w, rq * 4 + b);
     const bool l2 = ivf_metric_l2();
     #pragma unroll
     for (int a = 0; a < QPT; ++a) {
         const int i = qg * QPT + a;
+        const float qn = w.qn[i], thr = cand.thr[i];
         #pragma unroll
-        for (int b = 0; b < 4; ++b)
-            acc[i * LM_ACC_STRIDE + rq * 4 + b] = lm_accumulator(s[a][b], w.qn[i], xn[b], l2);
+        for (int b = 0; b < 4; ++b) {
+            const float sc = lm_score(s[a][b], qn, xn[b], l2);
+            if (sc < thr) {
+                const int j = atomicAdd(&cand.count[i], 1);
+                cand.score[i * LM_STEP_ROWS + j] = sc;
+                cand.row[i * LM_STEP_ROWS + j] = (unsigned char)(rq * 4 + b);
+            }
+        }
     }
 }
 
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, float* acc, float* xnorm2) {
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, LmCandidates cand) {
     const LmWork w = lm_work(work, dim, qt);
-    if (qt == 64) lm_multiply<4>(dim, qt, w, acc, xnorm2);
-    else if (qt == 32) lm_multiply<2>(dim, qt, w, acc, xnorm2);
-    else lm_multiply<1>(dim, qt, w, acc, xnorm2);
+    if (qt == 64) lm_multiply<4>(dim, qt, w, cand);
+    else if (qt == 32) lm_multiply<2>(dim, qt, w, cand);
+    else lm_multiply<1>(dim, qt, w, cand);
 }
 #endif

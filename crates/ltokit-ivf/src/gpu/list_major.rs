@@ -140,26 +140,28 @@ pub fn preferred_queries_per_tile(cap: usize, n_pairs: usize, n_lists: usize) ->
 }
 
 /// Shared memory of the tile fragment (`LmWork` in lmtile.cu): for f16 and 8-bit types
-/// (tensor cores) the queries and the step's 64 rows in their own type, one per row of
-/// `ld` = dim rounded up to 16 plus 16 bytes; for f32 the same dimension-major, with 4
-/// pad slots per query row; then the norms.
+/// (tensor cores) the step's dot products (qt × 68 of 4 bytes), then the queries and the
+/// step's 64 rows in their own type, one per row of `ld` = dim rounded up to 16 plus 16
+/// bytes; for f32 the same dimension-major, with 4 pad slots per query row (its products
+/// stay in registers); then the norms.
 fn work_bytes(dtype: DType, dim: usize, qt: usize) -> usize {
     match dtype {
         DType::F32 => 4 * (dim * (qt + 4) + dim * 64 + 8 * 64 + qt),
         DType::F16 | DType::I8 | DType::U8 => {
             let size = dtype.size();
             let ld = dim.next_multiple_of(16) + 16 / size;
-            size * (qt + 64) * ld + 4 * (8 * 64 + 64 + qt)
+            4 * qt * 68 + size * (qt + 64) * ld + 4 * (8 * 64 + 64 + qt)
         }
     }
 }
 
 /// Dynamic shared memory of one list-major block of `qt` queries (the layout in
-/// lmscan.cu: top-k lists, accumulators, norms, slots and bounds, then the 128-byte
-/// aligned work area).
+/// lmscan.cu: top-k lists, a step's kept candidates (a score and a row byte for each of
+/// 64 rows a query), thresholds, bounds, counts and slots, then the 128-byte aligned work
+/// area).
 pub fn shared_bytes(dtype: DType, dim: usize, k: usize, qt: usize) -> Result<usize> {
     let cap = capacity(k)?;
-    let fixed = qt * cap * 8 + qt * 68 * 4 + 64 * 4 + qt * 4 * 4;
+    let fixed = qt * cap * 8 + qt * 64 * (4 + 1) + qt * 4 * 5;
     Ok(fixed.next_multiple_of(128) + 128 + work_bytes(dtype, dim, qt))
 }
 
@@ -496,16 +498,16 @@ mod tests {
 
     #[test]
     fn shared_memory_counts_every_part_of_the_block() {
-        // f32 × 128, k 10, 64 queries: the top-k lists (64 × 16 × 8), accumulators
-        // (64 × 68 × 4), norms and slots, the staged queries (128 × 68 × 4) and rows
+        // f32 × 128, k 10, 64 queries: the top-k lists (64 × 16 × 8), kept candidates
+        // (64 × 64 × 5), thresholds and slots, the staged queries (128 × 68 × 4) and rows
         // (128 × 64 × 4).
         let f32_bytes = shared_bytes(DType::F32, 128, 10, 64).unwrap();
-        let parts = 64 * 16 * 8 + 64 * 68 * 4 + 128 * 68 * 4 + 128 * 64 * 4;
+        let parts = 64 * 16 * 8 + 64 * 64 * 5 + 128 * 68 * 4 + 128 * 64 * 4;
         assert!(
             f32_bytes > parts && f32_bytes < parts + 8192,
             "{f32_bytes} vs {parts}"
         );
-        // 8-bit rows take a quarter of f32's room; f16 half.
+        // 8-bit rows take a quarter of f32's room, f16 half (beside their dot products).
         let u8_bytes = shared_bytes(DType::U8, 128, 10, 64).unwrap();
         let f16_bytes = shared_bytes(DType::F16, 128, 10, 64).unwrap();
         assert!(u8_bytes < f16_bytes && f16_bytes < f32_bytes);
