@@ -10,6 +10,9 @@
 // to the warp's running top-k. Non-finite query values are reported through `bad_query`
 // (1 + the first such query seen), so that no host pass over the batch is needed.
 //
+// Large batches take two kernels instead (below): the score of every (query, centre) as a
+// register-tiled product into a matrix, then the selection, one warp a query.
+//
 // Small batches split the centres over gridDim.y blocks (`centers_per_split` each), so
 // that a single query uses many SMs: block (x, y) then writes its best n_probes of split y
 // — ids (−1 where it has fewer) and scores — at ((q · gridDim.y + y) · n_probes), and a
@@ -121,3 +124,103 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
         ivf_coarse_body<CAP>(IVF_COARSE_ARGS);                                                \
     }
 IVF_FOR_EACH_CAPACITY(IVF_COARSE_KERNEL)
+
+// ---- large batches: the score matrix, then the selection ---------------------------------
+#define IVF_GEMM_T 64    // queries and centres of a block's tile
+#define IVF_GEMM_K 32    // dimensions of a chunk
+#define IVF_GEMM_S (IVF_GEMM_T + 4)
+
+// scores[q × n_centers + c] for the 64 × 64 tile (blockIdx.x, blockIdx.y) of queries ×
+// centres: thread (tq, tc) accumulates queries 4 tq … and centres 4 tc … in registers from
+// 32-dimension chunks staged dimension-major in shared memory (two vector loads per 16
+// FMAs). The blocks of the first centre tile report non-finite query values.
+extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
+    const unsigned char* __restrict__ queries, int nq, int dim, int dtype, int metric,
+    const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers,
+    float* __restrict__ scores, int* __restrict__ bad_query)
+{
+    __shared__ __align__(16) float qs[IVF_GEMM_K * IVF_GEMM_S];
+    __shared__ __align__(16) float cs[IVF_GEMM_K * IVF_GEMM_S];
+    const int q0 = blockIdx.x * IVF_GEMM_T, c0 = blockIdx.y * IVF_GEMM_T;
+    const int tq = threadIdx.x / 16, tc = threadIdx.x % 16;
+    float acc[4][4];
+    #pragma unroll
+    for (int a = 0; a < 4; ++a)
+        #pragma unroll
+        for (int b = 0; b < 4; ++b) acc[a][b] = 0.f;
+    for (int k0 = 0; k0 < dim; k0 += IVF_GEMM_K) {
+        __syncthreads();
+        for (int e = threadIdx.x; e < IVF_GEMM_T * IVF_GEMM_K; e += blockDim.x) {
+            const int r = e / IVF_GEMM_K, kk = e % IVF_GEMM_K;
+            float qv = 0.f, cv = 0.f;
+            if (k0 + kk < dim) {
+                if (q0 + r < nq) {
+                    qv = coarse_load(queries, (long long)(q0 + r) * dim + k0 + kk, dtype);
+                    if (blockIdx.y == 0 && !isfinite(qv)) atomicCAS(bad_query, 0, q0 + r + 1);
+                }
+                if (c0 + r < n_centers) cv = centers[(long long)(c0 + r) * dim + k0 + kk];
+            }
+            qs[kk * IVF_GEMM_S + r] = qv;
+            cs[kk * IVF_GEMM_S + r] = cv;
+        }
+        __syncthreads();
+        #pragma unroll 8
+        for (int kk = 0; kk < IVF_GEMM_K; ++kk) {
+            const float4 q4 = *reinterpret_cast<const float4*>(qs + kk * IVF_GEMM_S + tq * 4);
+            const float4 c4 = *reinterpret_cast<const float4*>(cs + kk * IVF_GEMM_S + tc * 4);
+            const float q[4] = {q4.x, q4.y, q4.z, q4.w}, c[4] = {c4.x, c4.y, c4.z, c4.w};
+            #pragma unroll
+            for (int a = 0; a < 4; ++a)
+                #pragma unroll
+                for (int b = 0; b < 4; ++b) acc[a][b] = fmaf(q[a], c[b], acc[a][b]);
+        }
+    }
+    #pragma unroll
+    for (int b = 0; b < 4; ++b) {
+        const int c = c0 + tc * 4 + b;
+        if (c >= n_centers) continue;
+        const float cn = center_norms[c];
+        #pragma unroll
+        for (int a = 0; a < 4; ++a) {
+            const int q = q0 + tq * 4 + a;
+            if (q >= nq) continue;
+            float s;
+            if (metric == 0) s = cn - 2.f * acc[a][b];
+            else if (metric == 1) s = -acc[a][b];
+            else s = cn > 0.f ? -acc[a][b] / cn : 0.f;
+            scores[(long long)q * n_centers + c] = s;
+        }
+    }
+}
+
+// Each query's n_probes best centres from its row of the score matrix, best first: one
+// warp a query (8 a block), 32 scores at a time offered to the warp's running top-k.
+template <int CAP>
+__device__ __forceinline__ void ivf_coarse_select_body(
+    const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes)
+{
+    __shared__ float top_d[8 * CAP];
+    __shared__ int top_i[8 * CAP];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int q = blockIdx.x * 8 + warp;
+    if (q >= nq) return;
+    float* d = top_d + warp * CAP;
+    int* id = top_i + warp * CAP;
+    topk_init<CAP>(d, id, lane);
+    const float* row = scores + (long long)q * n_centers;
+    float thr = __int_as_float(0x7f800000);
+    for (int c0 = 0; c0 < n_centers; c0 += 32) {
+        const int c = c0 + lane;
+        const float s = c < n_centers ? row[c] : __int_as_float(0x7f800000);
+        thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, c);
+    }
+    long long* out = out_probes + (long long)q * n_probes;
+    for (int j = lane; j < n_probes; j += 32) out[j] = id[j] >= 0 ? id[j] : 0;
+}
+
+#define IVF_COARSE_SELECT_KERNEL(CAP)                                                          \
+    extern "C" __global__ void __launch_bounds__(256) ivf_coarse_select_c##CAP##_kernel(      \
+        const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes) { \
+        ivf_coarse_select_body<CAP>(scores, nq, n_centers, n_probes, out_probes);              \
+    }
+IVF_FOR_EACH_CAPACITY(IVF_COARSE_SELECT_KERNEL)

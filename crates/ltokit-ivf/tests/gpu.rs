@@ -527,6 +527,56 @@ fn a_non_finite_query_is_named() {
 
 #[test]
 #[ignore = "needs a GPU"]
+fn large_batches_score_every_centre_and_find_the_best_lists() {
+    // A batch past MATRIX_MIN_QUERIES takes the score matrix and the separate selection:
+    // partial tiles of queries (not a multiple of 64), centres (601) and dimensions (40,
+    // not a multiple of 32), in two query types and every coarse metric.
+    use ltokit_ivf::gpu::coarse::MATRIX_MIN_QUERIES;
+    let engine = engine();
+    let s = seed();
+    let mut rng = Rng::new(s);
+    let nq = MATRIX_MIN_QUERIES + 452;
+    for dtype in [DType::F32, DType::U8] {
+        let base = synthetic(8_000, 40, 40, dtype, s);
+        for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
+            let index = index_with_empty_list(&base, metric, 600, s);
+            let gindex = GpuIndex::upload(&engine, &index).unwrap();
+            let queries = synthetic(nq, 40, 40, dtype, rng.next_u64());
+            let qf = queries.to_f32();
+            for n_probes in [1usize, 7, 40] {
+                let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
+                assert_best_lists(
+                    &index,
+                    &qf,
+                    &probes,
+                    n_probes,
+                    &format!("{dtype:?} nq {nq} n_probes {n_probes} (seed {s})"),
+                );
+            }
+        }
+    }
+    // A non-finite value in a query past the first tiles is named.
+    let base = synthetic(8_000, 40, 40, DType::F32, s);
+    let index = index_with_empty_list(&base, Metric::L2, 600, s);
+    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    let mut values = synthetic(nq, 40, 40, DType::F32, s ^ 3).to_f32();
+    let bad = nq - 37;
+    values[bad * 40 + 39] = f32::INFINITY;
+    let queries = Matrix::from_f32(nq, 40, &values).unwrap();
+    let err = gindex
+        .search(&engine, &queries, 10, 7, &Filter::None)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(&format!("query {bad} has a NaN")),
+        "{err}"
+    );
+    println!(
+        "score-matrix coarse search: 2 types × 3 metrics × 3 probe counts match the CPU (seed {s})"
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn small_batches_split_the_coarse_search_and_still_find_the_best_lists() {
     // Enough centres (5 tiles of 128) that a batch of a few queries is spread over
     // several blocks, whose partial choices a merge combines.

@@ -1,6 +1,9 @@
-//! The coarse search: for each query, the `n_probes` centres that score best, computed as
-//! a tiled centres × queries product with the selection fused (kernels/coarse.cu), reading
-//! the queries in their stored type. Also the k-means assignment (the nearest centre).
+//! The coarse search: for each query, the `n_probes` centres that score best. Small
+//! batches: one kernel, a tiled centres × queries product with the selection fused
+//! (kernels/coarse.cu), the centres split over several blocks when the batch is small.
+//! Large batches: the scores of every (query, centre) as a register-tiled product into a
+//! matrix, then one warp a query selects. Queries are read in their stored type. Also the
+//! k-means assignment (the nearest centre).
 
 use ltokit::launch::{
     CudaSlice, CudaView, CudaViewMut, DeviceElem, Elem, Extent, Gpu, Launch, LaunchConfig, Param,
@@ -38,6 +41,45 @@ const COARSE_SIGNATURE: &[Param] = &[
     Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
 ];
 
+/// `ivf_coarse_scores`'s parameters: the score of every (query, centre) into a matrix.
+const SCORES_SIGNATURE: &[Param] = &[
+    Param::Ptr,                                      // queries, in their stored type
+    Param::I32,                                      // nq
+    Param::I32,                                      // dim
+    Param::I32,                                      // dtype code
+    Param::I32,                                      // metric code
+    Param::Buffer(Elem::F32, Extent::Any),           // centres
+    Param::Buffer(Elem::F32, Extent::Any),           // centre norms
+    Param::I32,                                      // n_centers
+    Param::BufferMut(Elem::F32, Extent::Any),        // scores, nq × n_centers
+    Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
+];
+
+/// `ivf_coarse_select`'s parameters: each query's best n_probes of its row of scores.
+const SELECT_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::F32, Extent::Any),    // scores
+    Param::I32,                               // nq
+    Param::I32,                               // n_centers
+    Param::I32,                               // n_probes
+    Param::BufferMut(Elem::I64, Extent::Any), // probes out
+];
+
+/// Batches from this many queries take the score matrix and a separate selection (two
+/// kernels, every (query, centre) scored by a register-tiled product, then one warp a
+/// query selects); smaller ones the fused kernel with its split of the centres, which
+/// needs no matrix and spreads a few queries over many SMs. Measured on the H200 (1M ×
+/// 128 f32, 1,024 centres, 10,000 queries; docs/gpu-runs/2026-11-30-coarse-matrix): 0.31
+/// ms instead of 0.64 at 20 probes, 0.23 instead of 0.54 at 2; 60k × 784 u8, 256
+/// centres: 0.25–0.30 ms instead of 0.78–0.83. In batches of 1,000 the fused kernel took
+/// 0.28 ms a batch at 10 probes.
+pub const MATRIX_MIN_QUERIES: usize = 512;
+/// Most score-matrix entries of one pass (256 MiB of f32); larger batches go in parts.
+const MATRIX_MAX_ENTRIES: usize = 1 << 26;
+/// Queries and centres of a score-matrix block's tile (kernels/coarse.cu).
+const MATRIX_TILE: usize = 64;
+/// Queries a selection block takes (one warp each).
+const SELECT_QUERIES_PER_BLOCK: usize = 8;
+
 /// SMs a small batch's coarse search should spread over (an H200 has 132).
 const SPREAD_BLOCKS: usize = 132;
 /// Most splits of the centres.
@@ -55,9 +97,12 @@ pub(crate) fn coarse_splits(nq: usize, n_centers: usize) -> usize {
     n_centers.div_ceil(per_split).max(1)
 }
 
-/// Device scratch of a split coarse search: per-split ids and scores, merged scores.
+/// Device scratch of the coarse search: a large batch's score matrix; a split search's
+/// per-split ids and scores and its merged scores.
 #[derive(Default)]
 pub(crate) struct CoarseScratch {
+    /// Scores of every (query, centre) of a large batch's part.
+    matrix: Buffer<f32>,
     ids: Buffer<i64>,
     scores: Buffer<f32>,
     merged: Buffer<f32>,
@@ -129,11 +174,30 @@ pub(crate) fn coarse_kernels(
     nq: usize,
     n_centers: usize,
 ) -> Result<Vec<KernelSpec>> {
+    if nq >= MATRIX_MIN_QUERIES {
+        return Ok(matrix_kernels(n_probes)?.to_vec());
+    }
     let mut specs = vec![coarse_kernel(dim, n_probes)?];
     if coarse_splits(nq, n_centers) > 1 {
         specs.push(merge_kernel(Metric::L2, n_probes)?);
     }
     Ok(specs)
+}
+
+/// The score-matrix kernel and the selection of `n_probes` from it.
+fn matrix_kernels(n_probes: usize) -> Result<[KernelSpec; 2]> {
+    Ok([
+        KernelSpec {
+            plan: "coarse_scores".into(),
+            signature: SCORES_SIGNATURE,
+            shared: 0,
+        },
+        KernelSpec {
+            plan: format!("coarse_select_c{}", capacity(n_probes)?),
+            signature: SELECT_SIGNATURE,
+            shared: 0,
+        },
+    ])
 }
 
 /// The coarse-search kernel for `dim`-dimensional queries and `n_probes` probes.
@@ -186,6 +250,9 @@ impl IvfGpu {
         if nq == 0 {
             return Ok(());
         }
+        if nq >= MATRIX_MIN_QUERIES {
+            return self.coarse_by_matrix(centers, queries, dtype, nq, n_probes, probes, bad_query);
+        }
         let spec = coarse_kernel(dim, n_probes)?;
         let smem = spec.shared;
         let kernel = self
@@ -213,6 +280,7 @@ impl IvfGpu {
             ids,
             scores,
             merged,
+            ..
         } = &mut *scratch;
         let n_split_out = if splits > 1 {
             nq * splits * n_probes
@@ -273,6 +341,87 @@ impl IvfGpu {
         // nq × n_probes, within `merged` and `probes` (checked above). n_probes ≤ the
         // number of centres, so every query gets n_probes valid ids.
         unsafe { launch.run() }
+    }
+
+    /// [`IvfGpu::coarse`] for large batches (arguments checked there): the score matrix of
+    /// as many queries as [`MATRIX_MAX_ENTRIES`] allows at a time, then the selection.
+    #[allow(clippy::too_many_arguments)]
+    fn coarse_by_matrix<T: DeviceElem>(
+        &self,
+        centers: &DeviceCenters,
+        queries: &CudaView<'_, T>,
+        dtype: DType,
+        nq: usize,
+        n_probes: usize,
+        probes: &mut CudaViewMut<'_, i64>,
+        bad_query: &mut CudaSlice<i32>,
+    ) -> Result<()> {
+        let [scores_spec, select_spec] = matrix_kernels(n_probes)?;
+        let scores_k = self
+            .kernels
+            .kernel(&scores_spec.plan, scores_spec.signature, 0)?;
+        let select_k = self
+            .kernels
+            .kernel(&select_spec.plan, select_spec.signature, 0)?;
+        let gpu = &self.gpu;
+        let n = centers.n;
+        let part = (MATRIX_MAX_ENTRIES / n).clamp(1, nq);
+        // Queries per part in the view's element type (a view of bytes holds any type).
+        let per_query = centers.dim * dtype.size() / std::mem::size_of::<T>();
+        let mut scratch = self.coarse_scratch.lock();
+        let matrix = scratch.matrix.at_least(gpu, part * n)?;
+        let (dim_i, dtype_i, metric_i, n_i, probes_i) = (
+            centers.dim as i32,
+            dtype_code(dtype),
+            centers.metric_code(),
+            n as i32,
+            n_probes as i32,
+        );
+        for start in (0..nq).step_by(part) {
+            let nb = part.min(nq - start);
+            let q = queries.slice(start * per_query..(start + nb) * per_query);
+            let nb_i = nb as i32;
+            let cfg = LaunchConfig {
+                grid_dim: (
+                    nb.div_ceil(MATRIX_TILE) as u32,
+                    n.div_ceil(MATRIX_TILE) as u32,
+                    1,
+                ),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let launch = Launch::on(gpu.stream(), &scores_k, cfg)
+                .view(&q)
+                .scalar(&nb_i)
+                .scalar(&dim_i)
+                .scalar(&dtype_i)
+                .scalar(&metric_i)
+                .buffer(&centers.centers)
+                .buffer(&centers.norms)
+                .scalar(&n_i)
+                .buffer_mut(&mut *matrix)
+                .buffer_mut(&mut *bad_query);
+            // SAFETY: reads nb × dim query values of `dtype` (within the caller's checked
+            // view), n × dim centre values and n norms, writes nb × n scores (the matrix
+            // holds part × n ≥ nb × n) and one flag.
+            unsafe { launch.run() }?;
+            let mut out = probes.slice_mut(start * n_probes..(start + nb) * n_probes);
+            let cfg = LaunchConfig {
+                grid_dim: (nb.div_ceil(SELECT_QUERIES_PER_BLOCK) as u32, 1, 1),
+                block_dim: (32 * SELECT_QUERIES_PER_BLOCK as u32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let launch = Launch::on(gpu.stream(), &select_k, cfg)
+                .buffer(&*matrix)
+                .scalar(&nb_i)
+                .scalar(&n_i)
+                .scalar(&probes_i)
+                .view_mut(&mut out);
+            // SAFETY: reads the nb × n scores written above and writes n_probes ids per
+            // query, nb × n_probes within `out`; n_probes ≤ n, so each gets valid ids.
+            unsafe { launch.run() }?;
+        }
+        Ok(())
     }
 
     /// The `n_probes` best centres of each of the `n` rows of `rows` (stored as `dtype`),

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | this one | the engine: device, kernel cache, the embedded bundle, plan names |
 //! | [`lists`] | lists (or a flat dataset cut into chunks) on the device, interleaved |
-//! | [`coarse`] | the coarse search: centres × queries, tiled, with the n_probes selection fused; k-means assignment |
+//! | [`coarse`] | the coarse search: centres × queries, tiled, with the n_probes selection fused (small batches) or after a score matrix (large ones); k-means assignment |
 //! | [`kmeans`] | k-means training on the device (update by atomics, balancing, spherical for ip/cosine) |
 //! | [`scan`] | the per-query scan of probed lists with fused top-k, and the merge across probes; exact search |
 //! | [`list_major`] | the list-major scan: pairs grouped by list, each list read once per tile of its queries; the choice of scan |
