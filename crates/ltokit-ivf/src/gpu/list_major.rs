@@ -86,25 +86,37 @@ impl ScanPathCell {
 }
 
 /// Average (query, probe) pairs per list from which `Auto` takes the list-major scan for
-/// f32 lists; other types scale it by (4 / bytes per value)² ([`min_pairs_per_list`]).
-/// Below it most tiles hold a few queries, and the per-query scan, which does no
-/// arithmetic for empty tile slots, is faster. Measured on the H200 (1M × 128 f32, 1,024
-/// lists; docs/gpu-runs/2026-11-30-list-major-vs-cuvs/small-batches.txt): at 4.9 pairs a
-/// list (1,000 queries × 5 probes) per-query is 14 % faster, at 5.9 (300 × 20) both run
-/// at 0.39 M QPS, at 9.8 (1,000 × 10) list-major is 36 % faster.
+/// f32 lists. Below it most tiles hold a few queries, and the per-query scan, which does
+/// no arithmetic for empty tile slots, is faster. Measured on the H200 (1M × 128 f32,
+/// 1,024 lists; docs/gpu-runs/2026-11-30-auto-rule): at 4.9 pairs a list (1,000 queries ×
+/// 5 probes) per-query is 13 % faster, at 5.9 (300 × 20) the two are within 3 %, at 9.8
+/// (1,000 × 10) list-major is 33 % faster.
 pub const MIN_PAIRS_PER_LIST_F32: f64 = 6.0;
+/// The same for f16 lists: list-major is 14 % faster already at 9.8 pairs a list and 33 %
+/// at 19.5 (1M × 128 f16, 10,000 queries × 1 and 2 probes).
+pub const MIN_PAIRS_PER_LIST_F16: f64 = 8.0;
+/// The same for 8-bit lists: list-major is 7 % faster at 19.5 pairs a list, 12 % at 29
+/// and 28 % at 49 (1M × 128 i8, 10,000 queries × 2, 3, 5 probes).
+pub const MIN_PAIRS_PER_LIST_8BIT: f64 = 16.0;
+/// Lists shorter than a row is wide (on average) make a tile's query staging a large part
+/// of its work: the thresholds above are multiplied by this. Measured on 60k × 784 u8
+/// images in 256 lists (234 rows a list): per-query is 13 % faster at 78 pairs a list and
+/// 6 % at 117, list-major 9 % faster at 195 (the rule gives 128).
+pub const SHORT_LIST_FACTOR: f64 = 8.0;
 
-/// The pairs per list from which `Auto` takes the list-major scan for lists of `dtype`.
-/// The per-query scan reads a row in time proportional to its bytes, the list-major scan
-/// spends about the same per row and tile whatever the type, so narrower types need
-/// more queries per list before sharing the reads pays. Measured on the H200 (batch
-/// 10,000; docs/gpu-runs/2026-11-30-list-major-final/vs10k): f16 × 128 ties at 19.5 pairs
-/// a list and list-major is 33 % faster at 49; i8 × 128 per-query is 19 % faster at 19.5,
-/// ties at 49, list-major is 15 % faster at 98; u8 × 784 per-query is 6 % faster at 78 and
-/// list-major 9 % faster at 195. The rule gives 6, 24 and 96.
-pub fn min_pairs_per_list(dtype: DType) -> f64 {
-    let ratio = 4.0 / dtype.size() as f64;
-    MIN_PAIRS_PER_LIST_F32 * ratio * ratio
+/// The pairs per list from which `Auto` takes the list-major scan for lists of `dtype`
+/// with `dim` values a row and `rows_per_list` rows a list on average.
+pub fn min_pairs_per_list(dtype: DType, dim: usize, rows_per_list: f64) -> f64 {
+    let base = match dtype {
+        DType::F32 => MIN_PAIRS_PER_LIST_F32,
+        DType::F16 => MIN_PAIRS_PER_LIST_F16,
+        DType::I8 | DType::U8 => MIN_PAIRS_PER_LIST_8BIT,
+    };
+    if rows_per_list < dim as f64 {
+        base * SHORT_LIST_FACTOR
+    } else {
+        base
+    }
 }
 
 /// Threads per list-major block (`LM_THREADS` in ivf_abi.cuh).
@@ -315,7 +327,9 @@ impl IvfGpu {
             },
             ScanPath::Auto => {
                 let per_list = n_pairs as f64 / lists.n_lists.max(1) as f64;
-                Ok(per_list >= min_pairs_per_list(lists.dtype) && tile()?.is_ok())
+                let rows_per_list = lists.rows as f64 / lists.n_lists.max(1) as f64;
+                let needed = min_pairs_per_list(lists.dtype, lists.dim, rows_per_list);
+                Ok(per_list >= needed && tile()?.is_ok())
             }
         }
     }
@@ -520,10 +534,23 @@ mod tests {
     }
 
     #[test]
-    fn narrower_types_need_more_pairs_per_list() {
-        assert_eq!(min_pairs_per_list(DType::F32), MIN_PAIRS_PER_LIST_F32);
-        assert_eq!(min_pairs_per_list(DType::F16), 4.0 * MIN_PAIRS_PER_LIST_F32);
-        assert_eq!(min_pairs_per_list(DType::I8), 16.0 * MIN_PAIRS_PER_LIST_F32);
-        assert_eq!(min_pairs_per_list(DType::U8), min_pairs_per_list(DType::I8));
+    fn narrower_types_and_short_wide_lists_need_more_pairs_per_list() {
+        let f32_rule = min_pairs_per_list(DType::F32, 128, 977.0);
+        assert_eq!(f32_rule, MIN_PAIRS_PER_LIST_F32);
+        assert!(min_pairs_per_list(DType::F16, 128, 977.0) > f32_rule);
+        assert!(
+            min_pairs_per_list(DType::I8, 128, 977.0) > min_pairs_per_list(DType::F16, 128, 977.0)
+        );
+        assert_eq!(
+            min_pairs_per_list(DType::U8, 128, 977.0),
+            min_pairs_per_list(DType::I8, 128, 977.0)
+        );
+        // 784-wide rows in lists of 234: the measured crossover lies between 117 and 195.
+        let images = min_pairs_per_list(DType::U8, 784, 234.0);
+        assert!(images > 117.0 && images < 195.0, "{images}");
+        assert_eq!(
+            min_pairs_per_list(DType::U8, 784, 784.0),
+            MIN_PAIRS_PER_LIST_8BIT
+        );
     }
 }
