@@ -24,36 +24,78 @@ const TILE_DIMS: usize = 32;
 /// Shared memory a block may use on the GPUs ltokit targets (Hopper: 227 KiB).
 const MAX_SHARED: usize = 227 * 1024;
 
+/// A coarse kernel's signature: the queries and centres every one of them takes first,
+/// then its own parameters.
+macro_rules! coarse_signature {
+    ($($own:expr),* $(,)?) => {
+        &[
+            Param::Ptr,                            // queries, in their stored type
+            Param::I32,                            // nq
+            Param::I32,                            // dim
+            Param::I32,                            // dtype code
+            Param::I32,                            // metric code
+            Param::Buffer(Elem::F32, Extent::Any), // centres
+            Param::Buffer(Elem::F32, Extent::Any), // centre norms
+            Param::I32,                            // n_centers
+            $($own),*
+        ]
+    };
+}
+
 /// `ivf_coarse`'s parameters.
-const COARSE_SIGNATURE: &[Param] = &[
-    Param::Ptr,                                      // queries, in their stored type
-    Param::I32,                                      // nq
-    Param::I32,                                      // dim
-    Param::I32,                                      // dtype code
-    Param::I32,                                      // metric code
-    Param::Buffer(Elem::F32, Extent::Any),           // centres
-    Param::Buffer(Elem::F32, Extent::Any),           // centre norms
-    Param::I32,                                      // n_centers
+const COARSE_SIGNATURE: &[Param] = coarse_signature!(
     Param::I32,                                      // centres per split
     Param::I32,                                      // n_probes
     Param::BufferMut(Elem::I64, Extent::Any),        // probes out (or per-split ids)
     Param::BufferMut(Elem::F32, Extent::Any),        // per-split scores (when split)
     Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
-];
+);
 
 /// `ivf_coarse_scores`'s parameters: the score of every (query, centre) into a matrix.
-const SCORES_SIGNATURE: &[Param] = &[
-    Param::Ptr,                                      // queries, in their stored type
-    Param::I32,                                      // nq
-    Param::I32,                                      // dim
-    Param::I32,                                      // dtype code
-    Param::I32,                                      // metric code
-    Param::Buffer(Elem::F32, Extent::Any),           // centres
-    Param::Buffer(Elem::F32, Extent::Any),           // centre norms
-    Param::I32,                                      // n_centers
-    Param::BufferMut(Elem::F32, Extent::Any),        // scores, nq × n_centers
+const SCORES_SIGNATURE: &[Param] = coarse_signature!(
+    Param::BufferMut(Elem::F32, Extent::Any), // scores, nq × n_centers
     Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
-];
+);
+
+/// The arguments `coarse_signature!` puts first, as a launch takes them.
+struct QueryAndCentreArgs<'a> {
+    centers: &'a DeviceCenters,
+    nq: i32,
+    dim: i32,
+    dtype: i32,
+    metric: i32,
+    n: i32,
+}
+
+impl<'a> QueryAndCentreArgs<'a> {
+    fn new(centers: &'a DeviceCenters, nq: usize, dtype: DType) -> Self {
+        QueryAndCentreArgs {
+            centers,
+            nq: nq as i32,
+            dim: centers.dim as i32,
+            dtype: dtype_code(dtype),
+            metric: centers.metric_code(),
+            n: centers.n as i32,
+        }
+    }
+
+    /// `launch` with `queries` and these arguments appended.
+    fn push<'l, T: DeviceElem>(
+        &'l self,
+        launch: Launch<'l>,
+        queries: &'l CudaView<'_, T>,
+    ) -> Launch<'l> {
+        launch
+            .view(queries)
+            .scalar(&self.nq)
+            .scalar(&self.dim)
+            .scalar(&self.dtype)
+            .scalar(&self.metric)
+            .buffer(&self.centers.centers)
+            .buffer(&self.centers.norms)
+            .scalar(&self.n)
+    }
+}
 
 /// `ivf_coarse_select`'s parameters: each query's best n_probes of its row of scores.
 const SELECT_SIGNATURE: &[Param] = &[
@@ -260,15 +302,8 @@ impl IvfGpu {
             .kernel(&spec.plan, spec.signature, spec.shared)?;
         let splits = coarse_splits(nq, centers.n);
         let per_split = centers.n.div_ceil(splits);
-        let (nq_i, dim_i, dtype_i, metric_i, n_i, per_split_i, probes_i) = (
-            nq as i32,
-            dim as i32,
-            dtype_code(dtype),
-            centers.metric_code(),
-            centers.n as i32,
-            per_split as i32,
-            n_probes as i32,
-        );
+        let args = QueryAndCentreArgs::new(centers, nq, dtype);
+        let (per_split_i, probes_i) = (per_split as i32, n_probes as i32);
         let cfg = LaunchConfig {
             grid_dim: (nq.div_ceil(QUERIES_PER_BLOCK) as u32, splits as u32, 1),
             block_dim: (32 * QUERIES_PER_BLOCK as u32, 1, 1),
@@ -288,15 +323,8 @@ impl IvfGpu {
             1
         };
         let scores = scores.at_least(gpu, n_split_out)?;
-        let launch = Launch::on(gpu.stream(), &kernel, cfg)
-            .view(queries)
-            .scalar(&nq_i)
-            .scalar(&dim_i)
-            .scalar(&dtype_i)
-            .scalar(&metric_i)
-            .buffer(&centers.centers)
-            .buffer(&centers.norms)
-            .scalar(&n_i)
+        let launch = args
+            .push(Launch::on(gpu.stream(), &kernel, cfg), queries)
             .scalar(&per_split_i)
             .scalar(&probes_i);
         if splits == 1 {
@@ -370,16 +398,11 @@ impl IvfGpu {
         let per_query = centers.dim * dtype.size() / std::mem::size_of::<T>();
         let mut scratch = self.coarse_scratch.lock();
         let matrix = scratch.matrix.at_least(gpu, part * n)?;
-        let (dim_i, dtype_i, metric_i, n_i, probes_i) = (
-            centers.dim as i32,
-            dtype_code(dtype),
-            centers.metric_code(),
-            n as i32,
-            n_probes as i32,
-        );
+        let (n_i, probes_i) = (n as i32, n_probes as i32);
         for start in (0..nq).step_by(part) {
             let nb = part.min(nq - start);
             let q = queries.slice(start * per_query..(start + nb) * per_query);
+            let args = QueryAndCentreArgs::new(centers, nb, dtype);
             let nb_i = nb as i32;
             let cfg = LaunchConfig {
                 grid_dim: (
@@ -390,15 +413,8 @@ impl IvfGpu {
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let launch = Launch::on(gpu.stream(), &scores_k, cfg)
-                .view(&q)
-                .scalar(&nb_i)
-                .scalar(&dim_i)
-                .scalar(&dtype_i)
-                .scalar(&metric_i)
-                .buffer(&centers.centers)
-                .buffer(&centers.norms)
-                .scalar(&n_i)
+            let launch = args
+                .push(Launch::on(gpu.stream(), &scores_k, cfg), &q)
                 .buffer_mut(&mut *matrix)
                 .buffer_mut(&mut *bad_query);
             // SAFETY: reads nb × dim query values of `dtype` (within the caller's checked
