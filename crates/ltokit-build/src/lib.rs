@@ -38,7 +38,11 @@
 //!
 //! A `{axis}` in any string of a fragment or plan template expands that template over
 //! the axis's values (several axes: their cartesian product). Paths are relative to the
-//! spec file.
+//! spec file. Fragments are compiled for the spec's `target`; one that needs newer
+//! instructions (tensor-core forms an older target lacks) names its own, e.g.
+//! `"target": "sm_80"`, and every plan that links it must then declare `"min_arch": 80`
+//! or more — the spec is refused otherwise — so that providers and warm-ups for older
+//! targets skip the plan instead of failing to link it.
 
 #![forbid(unsafe_code)]
 
@@ -53,7 +57,7 @@ use ltokit::bundle::{Bundle, FragmentRecord};
 use ltokit::digest::{Digest, FieldHasher};
 use ltokit::fragment::{self, CompileOptions};
 use ltokit::toolkit::nvrtc::Nvrtc;
-use ltokit::{Error, Result, Target};
+use ltokit::{Error, Result};
 
 pub use spec::{BundleSpec, ExpandedFragment, FragmentTemplate, PlanTemplate};
 
@@ -165,7 +169,6 @@ pub fn check_prebuilt(spec_path: &Path, prebuilt: &Path) -> Result<BuildReport> 
     let bundle = Bundle::open(prebuilt)?;
     let spec = BundleSpec::from_file(spec_path)?;
     let base = spec_base(spec_path);
-    let target: Target = spec.target.as_deref().unwrap_or("sm_75").parse()?;
     let (fragments, plans) = spec.expand()?;
     let headers = header_files(&include_dirs(&spec, &base))?;
     let mut inputs: Vec<PathBuf> = vec![spec_path.to_path_buf()];
@@ -185,7 +188,7 @@ pub fn check_prebuilt(spec_path: &Path, prebuilt: &Path) -> Result<BuildReport> 
         if !inputs.contains(&source_path) {
             inputs.push(source_path);
         }
-        let key = compile_key(f, &source, &headers, &base, target, record.producer);
+        let key = compile_key(f, &source, &headers, &base, record.producer);
         if record.name != f.name || record.compile_key != key {
             return Err(stale(format!(
                 "fragment {} does not match its source, headers or options",
@@ -227,7 +230,6 @@ pub fn build_bundle(spec_path: &Path, output: &Path, jobs: usize) -> Result<Buil
     let started = Instant::now();
     let spec = BundleSpec::from_file(spec_path)?;
     let base = spec_base(spec_path);
-    let target: Target = spec.target.as_deref().unwrap_or("sm_75").parse()?;
     let (fragments, plans) = spec.expand()?;
     let nvrtc = Nvrtc::get()?;
     let include_dirs = include_dirs(&spec, &base);
@@ -244,7 +246,7 @@ pub fn build_bundle(spec_path: &Path, output: &Path, jobs: usize) -> Result<Buil
         if !inputs.contains(&source_path) {
             inputs.push(source_path.clone());
         }
-        let key = compile_key(f, &source, &headers, &base, target, nvrtc.version());
+        let key = compile_key(f, &source, &headers, &base, nvrtc.version());
         jobs_list.push((f, source, key));
     }
     let previous = previous_fragments(output);
@@ -253,9 +255,7 @@ pub fn build_bundle(spec_path: &Path, output: &Path, jobs: usize) -> Result<Buil
         ltokit::parallel::try_map(&jobs_list, jobs, |(f, source, key)| {
             match previous.get(key) {
                 Some((record, bytes)) => Ok((record.clone(), Arc::clone(bytes), true)),
-                None => {
-                    compile_one(f, source, *key, target, &include_dirs).map(|(r, b)| (r, b, false))
-                }
+                None => compile_one(f, source, *key, &include_dirs).map(|(r, b)| (r, b, false)),
             }
         })?;
     let reused = results.iter().filter(|r| r.2).count();
@@ -291,10 +291,9 @@ fn compile_one(
     f: &ExpandedFragment,
     source: &str,
     key: Digest,
-    target: Target,
     include_dirs: &[PathBuf],
 ) -> Result<(FragmentRecord, Arc<[u8]>)> {
-    let mut opts = CompileOptions::new(target);
+    let mut opts = CompileOptions::new(f.target);
     opts.include_dirs = include_dirs.to_vec();
     opts.defines = f.defines.iter().map(|(k, v)| format!("{k}={v}")).collect();
     opts.name_expressions = f.name_expressions.clone();
@@ -336,13 +335,12 @@ fn compile_key(
     source: &str,
     headers: &[(PathBuf, Digest)],
     base: &Path,
-    target: Target,
     nvrtc: ltokit::version::Version,
 ) -> Digest {
     let mut h = FieldHasher::new("ltokit-build compile key v2");
     h.field(source.as_bytes())
         .field(f.source.as_bytes())
-        .field(target.nvrtc_arch().as_bytes());
+        .field(f.target.nvrtc_arch().as_bytes());
     h.field(format!("{nvrtc}").as_bytes());
     for (k, v) in &f.defines {
         h.field(k.as_bytes()).field(v.as_bytes());

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use ltokit::bundle::{PlanRecord, Role};
-use ltokit::{Error, Result};
+use ltokit::{Error, Result, Target};
 
 /// A bundle spec, as written in JSON.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -58,6 +58,11 @@ pub struct FragmentTemplate {
     /// Symbols it needs.
     #[serde(default)]
     pub requires: Vec<String>,
+    /// The IR target of this fragment when it is not the spec's (e.g. `sm_80` for
+    /// instructions older targets lack). Every plan that links it must declare a
+    /// `min_arch` at least this target's number.
+    #[serde(default)]
+    pub target: Option<String>,
 }
 
 /// A plan template; `{axis}` placeholders expand it.
@@ -103,6 +108,8 @@ pub struct ExpandedFragment {
     pub exports: Vec<String>,
     /// Requirements.
     pub requires: Vec<String>,
+    /// The IR target it is compiled for (the spec's unless the template names one).
+    pub target: Target,
 }
 
 impl BundleSpec {
@@ -115,9 +122,17 @@ impl BundleSpec {
         })
     }
 
-    /// Expands the matrix into fragments and plans; names must come out unique, and every
-    /// plan must name fragments that exist.
+    /// The IR target fragments are compiled for unless they name their own (default
+    /// `sm_75`: base IR links for it and every newer GPU).
+    pub fn default_target(&self) -> Result<Target> {
+        self.target.as_deref().unwrap_or("sm_75").parse()
+    }
+
+    /// Expands the matrix into fragments and plans; names must come out unique, every
+    /// plan must name fragments that exist, and a plan that links a fragment compiled for
+    /// a newer target than the spec's must declare a `min_arch` at least that new.
     pub fn expand(&self) -> Result<(Vec<ExpandedFragment>, Vec<PlanRecord>)> {
+        let default_target = self.default_target()?;
         for (axis, values) in &self.axes {
             if values.is_empty() {
                 return Err(Error::BadSpec {
@@ -131,6 +146,13 @@ impl BundleSpec {
             let strings = template_strings_fragment(t);
             for binding in self.bindings(&strings)? {
                 let sub = |s: &str| substitute(s, &binding);
+                let target = match &t.target {
+                    Some(name) => sub(name).parse().map_err(|e| Error::BadSpec {
+                        spec: self.name.clone(),
+                        why: format!("fragment {}: target: {e}", sub(&t.name)),
+                    })?,
+                    None => default_target,
+                };
                 fragments.push(ExpandedFragment {
                     name: sub(&t.name),
                     role: t.role,
@@ -140,6 +162,7 @@ impl BundleSpec {
                     options: t.options.iter().map(|s| sub(s)).collect(),
                     exports: t.exports.iter().map(|s| sub(s)).collect(),
                     requires: t.requires.iter().map(|s| sub(s)).collect(),
+                    target,
                 });
             }
         }
@@ -168,12 +191,24 @@ impl BundleSpec {
                     arch_specific: t.arch_specific,
                 };
                 for name in std::iter::once(&plan.entry).chain(&plan.fragments) {
-                    if !seen.contains(name.as_str()) {
+                    let Some(f) = fragments.iter().find(|f| &f.name == name) else {
                         return Err(Error::BadSpec {
                             spec: self.name.clone(),
                             why: format!(
                                 "plan {} names fragment {name}, which the spec does not define",
                                 plan.name
+                            ),
+                        });
+                    };
+                    let needs = f.target.number();
+                    if needs > default_target.number() && plan.min_arch.unwrap_or(0) < needs {
+                        return Err(Error::BadSpec {
+                            spec: self.name.clone(),
+                            why: format!(
+                                "plan {} links fragment {name}, compiled for {}, but its min_arch is {}; give the plan \"min_arch\": {needs} (or more) so that older targets skip it",
+                                plan.name,
+                                f.target,
+                                plan.min_arch.map_or("not set".to_string(), |m| m.to_string())
                             ),
                         });
                     }
@@ -226,6 +261,7 @@ impl BundleSpec {
 
 fn template_strings_fragment(t: &FragmentTemplate) -> Vec<&str> {
     let mut v: Vec<&str> = vec![&t.name, &t.source];
+    v.extend(t.target.as_deref());
     for (k, val) in &t.defines {
         v.push(k);
         v.push(val);
@@ -277,6 +313,49 @@ mod tests {
 
     fn spec(json: &str) -> BundleSpec {
         serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn a_fragment_for_a_newer_target_needs_plans_that_require_it() {
+        let with_plan = |plan_extra: &str| {
+            spec(&format!(
+                r#"{{
+                "name": "t",
+                "axes": {{ "t": ["f32", "tf32"] }},
+                "fragments": [
+                    {{ "name": "e", "role": "entry", "source": "e.cu" }},
+                    {{ "name": "tile_f32", "source": "t.cu" }},
+                    {{ "name": "tile_tf32", "source": "t.cu", "target": "sm_80" }}
+                ],
+                "plans": [ {{ "name": "p_{{t}}", "kernel": "k", "entry": "e", "fragments": ["tile_{{t}}"] {plan_extra} }} ]
+            }}"#
+            ))
+        };
+        // Without min_arch the plan that links the sm_80 fragment is refused, by name.
+        let err = with_plan("").expand().unwrap_err().to_string();
+        assert!(
+            err.contains("plan p_tf32 links fragment tile_tf32")
+                && err.contains("\"min_arch\": 80"),
+            "{err}"
+        );
+        let err = with_plan(r#", "min_arch": 75"#)
+            .expand()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("its min_arch is 75"), "{err}");
+        // With it, each fragment keeps its own target; the others take the spec's.
+        let (fragments, plans) = with_plan(r#", "min_arch": 80"#).expand().unwrap();
+        let target = |name: &str| fragments.iter().find(|f| f.name == name).unwrap().target;
+        assert_eq!(target("tile_tf32").number(), 80);
+        assert_eq!(target("tile_f32").number(), 75);
+        assert_eq!(target("e").number(), 75);
+        assert_eq!(plans.len(), 2);
+        // A target that is not one is a clear error naming the fragment.
+        let bad = spec(
+            r#"{ "name": "t", "fragments": [ { "name": "f", "source": "f.cu", "target": "sm_8x" } ] }"#,
+        );
+        let err = bad.expand().unwrap_err().to_string();
+        assert!(err.contains("fragment f: target"), "{err}");
     }
 
     #[test]

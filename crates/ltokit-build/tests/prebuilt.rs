@@ -70,3 +70,82 @@ fn fresh_prebuilt_is_accepted_and_every_kind_of_change_is_named() {
     std::fs::write(&prebuilt, b"not a bundle").unwrap();
     assert!(ltokit_build::check_prebuilt(&spec, &prebuilt).is_err());
 }
+
+#[test]
+fn a_fragment_compiled_for_a_newer_target_links_only_where_its_plans_allow() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
+    let dir = scratch("fragment-target");
+    // `__reduce_add_sync` exists from sm_80 on: the fragment compiles only for its own
+    // target, so a build that succeeds compiled it for sm_80 and the rest for sm_75.
+    std::fs::write(
+        dir.join("e.cu"),
+        "extern \"C\" __device__ unsigned twice(unsigned v);\n\
+         extern \"C\" __global__ void k(unsigned* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("t.cu"),
+        "#if defined(USE_REDUCE)\n\
+         extern \"C\" __device__ unsigned twice(unsigned v) { return __reduce_add_sync(0xffffffffu, v) + v; }\n\
+         #else\n\
+         extern \"C\" __device__ unsigned twice(unsigned v) { return 2 * v; }\n\
+         #endif\n",
+    )
+    .unwrap();
+    let spec = dir.join("bundle.json");
+    std::fs::write(
+        &spec,
+        r#"{ "name": "targets", "target": "sm_75",
+            "fragments": [
+                { "name": "e", "role": "entry", "source": "e.cu", "exports": ["k"], "requires": ["twice"] },
+                { "name": "plain", "source": "t.cu", "exports": ["twice"] },
+                { "name": "reduce", "source": "t.cu", "defines": { "USE_REDUCE": "1" }, "exports": ["twice"], "target": "sm_80" }
+            ],
+            "plans": [
+                { "name": "p_plain", "kernel": "k", "entry": "e", "fragments": ["plain"] },
+                { "name": "p_reduce", "kernel": "k", "entry": "e", "fragments": ["reduce"], "min_arch": 80 }
+            ] }"#,
+    )
+    .unwrap();
+    let out = dir.join("targets.ltkb");
+    ltokit_build::build_bundle(&spec, &out, 2).unwrap();
+    ltokit_build::check_prebuilt(&spec, &out).unwrap();
+    let bundle = ltokit::bundle::Bundle::open(&out).unwrap();
+    let target_of = |name: &str| {
+        let f = &bundle.manifest().fragments[bundle.fragment_index(name).unwrap()];
+        f.target.clone()
+    };
+    assert_eq!(target_of("reduce"), "lto_80");
+    assert_eq!(target_of("plain"), "lto_75");
+    // The sm_80 plan links for sm_90 and is refused for sm_75; the other links for both.
+    let sm = |s: &str| s.parse::<ltokit::Target>().unwrap();
+    assert!(!bundle
+        .plan("p_reduce", sm("sm_90"))
+        .unwrap()
+        .link()
+        .unwrap()
+        .cubin
+        .is_empty());
+    let err = bundle
+        .plan("p_reduce", sm("sm_75"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("needs sm_80 or newer"), "{err}");
+    bundle.plan("p_plain", sm("sm_75")).unwrap().link().unwrap();
+    // The fragment's target is part of its compile key.
+    let text = std::fs::read_to_string(&spec).unwrap();
+    std::fs::write(
+        &spec,
+        text.replace(r#""target": "sm_80""#, r#""target": "sm_86""#)
+            .replace(r#""min_arch": 80"#, r#""min_arch": 86"#),
+    )
+    .unwrap();
+    assert!(
+        stale_reason(&spec, &out).contains("fragment reduce "),
+        "{}",
+        stale_reason(&spec, &out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
