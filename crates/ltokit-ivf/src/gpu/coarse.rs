@@ -112,8 +112,9 @@ const SELECT_SIGNATURE: &[Param] = &[
 /// needs no matrix and spreads a few queries over many SMs. Measured on the H200 (1M ×
 /// 128 f32, 1,024 centres, 10,000 queries; docs/gpu-runs/2026-11-30-coarse-matrix): 0.31
 /// ms instead of 0.64 at 20 probes, 0.23 instead of 0.54 at 2; 60k × 784 u8, 256
-/// centres: 0.25–0.30 ms instead of 0.78–0.83. In batches of 1,000 the fused kernel took
-/// 0.28 ms a batch at 10 probes.
+/// centres: 0.25–0.30 ms instead of 0.78–0.83. In batches of 1,000 at 10 probes: 0.28 ms
+/// a batch fused, 0.09 ms by the matrix (…/coarse-matrix/final/vs1k); below 1,000 the
+/// crossover was not measured, 512 keeps the fused kernel for the latency-bound sizes.
 pub const MATRIX_MIN_QUERIES: usize = 512;
 /// Most score-matrix entries of one pass (256 MiB of f32); larger batches go in parts.
 const MATRIX_MAX_ENTRIES: usize = 1 << 26;
