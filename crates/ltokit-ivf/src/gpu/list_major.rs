@@ -327,7 +327,8 @@ impl IvfGpu {
             },
             ScanPath::Auto => {
                 let per_list = n_pairs as f64 / lists.n_lists.max(1) as f64;
-                let rows_per_list = lists.rows as f64 / lists.n_lists.max(1) as f64;
+                // Rows a list on average, padding included (one id per stored row).
+                let rows_per_list = lists.ids.len() as f64 / lists.n_lists.max(1) as f64;
                 let needed = min_pairs_per_list(lists.dtype, lists.dim, rows_per_list);
                 Ok(per_list >= needed && tile()?.is_ok())
             }

@@ -14,8 +14,6 @@ pub struct DeviceLists {
     pub(crate) dim: usize,
     pub(crate) veclen: usize,
     pub(crate) n_lists: usize,
-    /// Rows in all lists.
-    pub(crate) rows: usize,
     pub(crate) data: CudaSlice<u8>,
     pub(crate) list_offset: CudaSlice<i64>,
     pub(crate) list_size: CudaSlice<i32>,
@@ -30,7 +28,6 @@ impl DeviceLists {
             dim: index.dim,
             veclen: index.veclen,
             n_lists: index.n_lists(),
-            rows: index.ids.len(),
             data: gpu.upload(&nonempty(&index.data))?,
             list_offset: gpu.upload(&index.list_offset)?,
             list_size: gpu.upload(&index.list_size)?,
