@@ -123,6 +123,28 @@ fn assert_best_lists(index: &IvfIndex, qf: &[f32], probes: &[i64], n_probes: usi
     }
 }
 
+/// The coarse search of `queries` by `gindex` picks the CPU's best lists at 1, 7 and 40
+/// probes (`ctx` prefixes each message).
+fn assert_probes_match_cpu(
+    engine: &IvfGpu,
+    index: &IvfIndex,
+    gindex: &GpuIndex,
+    queries: &Matrix,
+    ctx: &str,
+) {
+    let qf = queries.to_f32();
+    for n_probes in [1usize, 7, 40] {
+        let probes = gindex.probes(engine, queries, n_probes).unwrap();
+        assert_best_lists(
+            index,
+            &qf,
+            &probes,
+            n_probes,
+            &format!("{ctx} n_probes {n_probes}"),
+        );
+    }
+}
+
 fn filters(n_ids: usize, n_queries: usize, rng: &mut Rng) -> Vec<Filter> {
     let words = n_ids.div_ceil(32);
     let bits: Vec<u32> = (0..n_queries * words)
@@ -542,17 +564,8 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
             let index = index_with_empty_list(&base, metric, 600, s);
             let gindex = GpuIndex::upload(&engine, &index).unwrap();
             let queries = synthetic(nq, 40, 40, dtype, rng.next_u64());
-            let qf = queries.to_f32();
-            for n_probes in [1usize, 7, 40] {
-                let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
-                assert_best_lists(
-                    &index,
-                    &qf,
-                    &probes,
-                    n_probes,
-                    &format!("{dtype:?} nq {nq} n_probes {n_probes} (seed {s})"),
-                );
-            }
+            let ctx = format!("{dtype:?} nq {nq} (seed {s})");
+            assert_probes_match_cpu(&engine, &index, &gindex, &queries, &ctx);
         }
     }
     // A non-finite value in a query past the first tiles is named.
@@ -590,16 +603,13 @@ fn small_batches_split_the_coarse_search_and_still_find_the_best_lists() {
         for nq in [1usize, 3, 9, 100] {
             let queries = synthetic(nq, 32, 40, DType::F32, rng.next_u64());
             let qf = queries.to_f32();
-            for n_probes in [1usize, 7, 40] {
-                let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
-                assert_best_lists(
-                    &index,
-                    &qf,
-                    &probes,
-                    n_probes,
-                    &format!("nq {nq} n_probes {n_probes} (seed {s})"),
-                );
-            }
+            assert_probes_match_cpu(
+                &engine,
+                &index,
+                &gindex,
+                &queries,
+                &format!("nq {nq} (seed {s})"),
+            );
             // The whole search of a small batch equals the same search inside a large one.
             let found = gindex
                 .search(&engine, &queries, 10, 20, &Filter::None)
