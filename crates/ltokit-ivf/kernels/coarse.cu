@@ -8,7 +8,8 @@
 // centres l, l+32, l+64 and l+96 of the tile, turns them into scores (squared L2 up to the
 // query's own norm, −inner product, or −cosine up to the query's norm), and offers them
 // to the warp's running top-k. Non-finite query values are reported through `bad_query`
-// (1 + the first such query seen), so that no host pass over the batch is needed.
+// (query_base + 1 + the first such query seen: query_base numbers the batch's first query
+// in the caller's numbering), so that no host pass over the batch is needed.
 //
 // Large batches take two kernels instead (below): the score of every (query, centre) as a
 // register-tiled product into a matrix, then the selection, one warp a query.
@@ -40,10 +41,10 @@ __device__ __forceinline__ float coarse_load(const unsigned char* q, long long j
 #define IVF_COARSE_PARAMS                                                                 \
     const unsigned char* __restrict__ queries, int nq, int dim, int dtype, int metric,    \
     const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers, \
-    int centers_per_split, int n_probes, long long* __restrict__ out_probes,                  \
+    int query_base, int centers_per_split, int n_probes, long long* __restrict__ out_probes,  \
     float* __restrict__ out_scores, int* __restrict__ bad_query
 #define IVF_COARSE_ARGS queries, nq, dim, dtype, metric, centers, center_norms, n_centers, \
-    centers_per_split, n_probes, out_probes, out_scores, bad_query
+    query_base, centers_per_split, n_probes, out_probes, out_scores, bad_query
 
 template <int CAP>
 __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
@@ -66,7 +67,7 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
         float v = 0.f;
         if (q0 + w < nq) {
             v = coarse_load(queries, (long long)(q0 + w) * dim + j, dtype);
-            if (!isfinite(v)) atomicCAS(bad_query, 0, q0 + w + 1);
+            if (!isfinite(v)) atomicCAS(bad_query, 0, query_base + q0 + w + 1);
         }
         qs[i] = v;
     }
@@ -137,7 +138,7 @@ IVF_FOR_EACH_CAPACITY(IVF_COARSE_KERNEL)
 extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
     const unsigned char* __restrict__ queries, int nq, int dim, int dtype, int metric,
     const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers,
-    float* __restrict__ scores, int* __restrict__ bad_query)
+    int query_base, float* __restrict__ scores, int* __restrict__ bad_query)
 {
     __shared__ __align__(16) float qs[IVF_GEMM_K * IVF_GEMM_S];
     __shared__ __align__(16) float cs[IVF_GEMM_K * IVF_GEMM_S];
@@ -156,7 +157,7 @@ extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
             if (k0 + kk < dim) {
                 if (q0 + r < nq) {
                     qv = coarse_load(queries, (long long)(q0 + r) * dim + k0 + kk, dtype);
-                    if (blockIdx.y == 0 && !isfinite(qv)) atomicCAS(bad_query, 0, q0 + r + 1);
+                    if (blockIdx.y == 0 && !isfinite(qv)) atomicCAS(bad_query, 0, query_base + q0 + r + 1);
                 }
                 if (c0 + r < n_centers) cv = centers[(long long)(c0 + r) * dim + k0 + kk];
             }

@@ -70,9 +70,11 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     int* qidx = cand_count + qt;                                     // [qt]
     int* pair = qidx + qt;                                           // [qt]
     unsigned char* cand_row = reinterpret_cast<unsigned char*>(pair + qt); // [qt][64]
-    // 128-byte aligned: WMMA tiles need 32-byte aligned rows.
-    unsigned char* work = reinterpret_cast<unsigned char*>(
-        (reinterpret_cast<unsigned long long>(cand_row + qt * LM_STEP_ROWS) + 127) & ~127ull);
+    // 128-byte aligned: WMMA tiles need 32-byte aligned rows. Aligned as an offset from
+    // smem_raw (itself 128-byte aligned), not through an integer cast of the pointer, so
+    // that the compiler still knows it is shared memory (shared loads, 32-bit addresses).
+    const int work_off = ((int)(cand_row + qt * LM_STEP_ROWS - smem_raw) + 127) & ~127;
+    unsigned char* work = smem_raw + work_off;
     const LmCandidates cand = {thr, cand_score, cand_row, cand_count};
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -15,8 +15,10 @@
 // scores the stored dot products, a warp's 32 lanes on 32 rows of one query. An 8-bit L2 distance
 // (‖q‖² + ‖x‖² − 2 q·x, all integers) is exact, as in the per-query scan.
 //
-// f32 stays on the CUDA cores in f32 (TF32 would cost precision, and needs sm_80 where
-// the fragments are compiled for sm_75): queries and rows are staged dimension-major
+// f32 has two tiles. Built with LM_TF32 (fragment lmtile_f32tc, compiled for sm_80, where
+// mma.sync takes TF32), it runs on the tensor cores as 3xTF32 (below), staged row-major
+// like the WMMA types. Otherwise it stays on the CUDA cores in f32: queries and rows are
+// staged dimension-major
 // (slot d of query i at d × (qt + 4) + i, of row r at d × 64 + r) so that a thread reads
 // its 4 rows and its QPT queries (qt = 16 × QPT) with one vector load each, and scores
 // its QPT × 4 products in registers. Its L2 distance is formed from the norms the same
@@ -24,18 +26,24 @@
 #include <cuda_fp16.h>
 #include "ivf_abi.cuh"
 
-#if defined(IVF_DTYPE_f32)
+#if defined(IVF_DTYPE_f32) && defined(LM_TF32)
+typedef float T;
+#define LM_ROW_MAJOR 1
+#elif defined(IVF_DTYPE_f32)
 typedef float T;
 #elif defined(IVF_DTYPE_f16)
 typedef __half T;
 #define LM_WMMA 1
+#define LM_ROW_MAJOR 1
 #elif defined(IVF_DTYPE_i8)
 typedef signed char T;
 #define LM_WMMA 1
+#define LM_ROW_MAJOR 1
 #define IVF_BYTES 1
 #elif defined(IVF_DTYPE_u8)
 typedef unsigned char T;
 #define LM_WMMA 1
+#define LM_ROW_MAJOR 1
 #define IVF_BYTES 1
 #else
 #error "define IVF_DTYPE_<f32|f16|i8|u8>"
@@ -63,10 +71,10 @@ __device__ __forceinline__ Sum lm_square(T v) {
 }
 
 // ---- the work area --------------------------------------------------------------------
-#if defined(LM_WMMA)
-#include <mma.h>
-// Dots [qt][LM_ACC_STRIDE] (Sum), Qs [qt][ld] and Xs [64][ld] of T, xpart [LM_WARPS][64],
-// xn [64], qn [qt] (Sum). Every part starts 32-byte aligned, as WMMA needs.
+#if defined(LM_ROW_MAJOR)
+// (WMMA only: dots [qt][LM_ACC_STRIDE] (Sum),) Qs [qt][ld] and Xs [64][ld] of T,
+// xpart [LM_WARPS][64], xn [64], qn [qt] (Sum). Every part starts 32-byte aligned, as
+// WMMA needs.
 __device__ __forceinline__ int lm_kpad(int dim) { return (dim + 15) / 16 * 16; }
 struct LmWork {
     Sum* dots;
@@ -80,8 +88,13 @@ struct LmWork {
 __device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt) {
     LmWork w;
     w.ld = lm_kpad(dim) + 16 / (int)sizeof(T);
+#if defined(LM_WMMA)
     w.dots = reinterpret_cast<Sum*>(work);
     w.qs = reinterpret_cast<T*>(w.dots + qt * LM_ACC_STRIDE);
+#else
+    w.dots = nullptr;
+    w.qs = reinterpret_cast<T*>(work);
+#endif
     w.xs = w.qs + qt * w.ld;
     w.xpart = reinterpret_cast<Sum*>(w.xs + LM_STEP_ROWS * w.ld);
     w.xn = w.xpart + LM_WARPS * LM_STEP_ROWS;
@@ -115,7 +128,7 @@ extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, co
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const T* q = reinterpret_cast<const T*>(queries);
     const T zero = T(0);
-#if defined(LM_WMMA)
+#if defined(LM_ROW_MAJOR)
     const int width = lm_kpad(dim);
 #else
     const int width = dim;
@@ -125,7 +138,7 @@ extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, co
         Sum part = 0;
         for (int d = lane; d < width; d += 32) {
             const T v = (qi >= 0 && d < dim) ? q[qi * dim + d] : zero;
-#if defined(LM_WMMA)
+#if defined(LM_ROW_MAJOR)
             w.qs[i * w.ld + d] = v;
 #else
             w.qs[d * (qt + 4) + i] = v;
@@ -135,7 +148,7 @@ extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, co
         for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
         if (lane == 0) w.qn[i] = part;
     }
-#if defined(LM_WMMA)
+#if defined(LM_ROW_MAJOR)
     // The rows' padding columns (dim .. kpad) are never written by a step: zero them once.
     const int pad = width - dim;
     for (int e = threadIdx.x; e < LM_STEP_ROWS * pad; e += LM_THREADS)
@@ -166,7 +179,7 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, i
 // returns its part of the row's squared norm.
 __device__ __forceinline__ Sum lm_put_chunk(const LmWork& w, uint4 x, int d0, int row) {
     Sum part = 0;
-#if defined(LM_WMMA)
+#if defined(LM_ROW_MAJOR)
     *reinterpret_cast<uint4*>(w.xs + lm_row_slot(w, row, d0)) = x;
 #if defined(IVF_BYTES)
     // Four values a word: the squares summed by __dp4a.
@@ -256,6 +269,7 @@ __device__ __forceinline__ float lm_score(Sum dot, Sum qn, Sum xn, bool l2) {
 }
 
 #if defined(LM_WMMA)
+#include <mma.h>
 extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, LmCandidates cand) {
     using namespace nvcuda;
     const LmWork w = lm_work(work, dim, qt);
@@ -314,6 +328,88 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
             }
         }
     }
+}
+#elif defined(LM_TF32)
+// 3xTF32 on the tensor cores (mma.sync m16n8k8, sm_80+): warp w multiplies step rows
+// 8w .. 8w + 7 against every 16-query block of the tile. Each operand is split into its
+// TF32 part (the f32 bits with the low 13 mantissa bits cleared) and the rest (exact in
+// f32, which the tensor core truncates to TF32 in turn: |v − big − small| ≤ 2^-20 |v|),
+// and the product is formed as small·big + big·small + big·big with f32 accumulation:
+// the dropped small·small term and the truncations leave a relative error of a few
+// 2^-20 of Σ|q_d x_d| — the order of f32's own rounding over a long sum — at three
+// tensor-core instructions for each 16 × 8 × 8 block of products. (cvt.rna.tf32.f32
+// would round instead of truncating, but sm_90 runs it as a dozen integer instructions,
+// which cost more than the products.)
+// v's TF32 part and the rest, as the mma's .tf32 operands.
+__device__ __forceinline__ void lm_split(float v, unsigned& big, unsigned& small) {
+    big = __float_as_uint(v) & 0xffffe000u;
+    small = __float_as_uint(v - __uint_as_float(big));
+}
+__device__ __forceinline__ void lm_mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <int MT>
+__device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandidates& cand) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int n0 = warp * 8;
+    float c[MT][4];
+    #pragma unroll
+    for (int m = 0; m < MT; ++m)
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) c[m][j] = 0.f;
+    const float* xb = w.xs + (n0 + g) * w.ld + t;
+    const float* qa = w.qs + g * w.ld + t;
+    const int kpad = lm_kpad(dim);
+    #pragma unroll 2
+    for (int k0 = 0; k0 < kpad; k0 += 8) {
+        unsigned b0, b0s, b1, b1s;
+        lm_split(xb[k0], b0, b0s);
+        lm_split(xb[k0 + 4], b1, b1s);
+        #pragma unroll
+        for (int m = 0; m < MT; ++m) {
+            const float* a = qa + m * 16 * w.ld + k0;
+            unsigned big[4], small[4];
+            lm_split(a[0], big[0], small[0]);
+            lm_split(a[8 * w.ld], big[1], small[1]);
+            lm_split(a[4], big[2], small[2]);
+            lm_split(a[8 * w.ld + 4], big[3], small[3]);
+            // Small terms first: they are added to the accumulator before the big one.
+            lm_mma_tf32(c[m], small, b0, b1);
+            lm_mma_tf32(c[m], big, b0s, b1s);
+            lm_mma_tf32(c[m], big, b0, b1);
+        }
+    }
+    // Accumulator j of block m: query 16 m + g (+ 8 for j ≥ 2), step row n0 + 2 t (+ 1
+    // for odd j).
+    const int r0 = n0 + 2 * t;
+    const float xn0 = lm_row_norm(w, r0), xn1 = lm_row_norm(w, r0 + 1);
+    const bool l2 = ivf_metric_l2();
+    #pragma unroll
+    for (int m = 0; m < MT; ++m) {
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int i = 16 * m + g + (j >= 2 ? 8 : 0);
+            const float s = lm_score(c[m][j], w.qn[i], (j & 1) ? xn1 : xn0, l2);
+            if (s < cand.thr[i]) {
+                const int at = atomicAdd(&cand.count[i], 1);
+                cand.score[i * LM_STEP_ROWS + at] = s;
+                cand.row[i * LM_STEP_ROWS + at] = (unsigned char)(r0 + (j & 1));
+            }
+        }
+    }
+}
+
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, LmCandidates cand) {
+    const LmWork w = lm_work(work, dim, qt);
+    if (qt == 64) lm_mma<4>(dim, w, cand);
+    else if (qt == 32) lm_mma<2>(dim, w, cand);
+    else lm_mma<1>(dim, w, cand);
 }
 #else
 template <int QPT> __device__ __forceinline__ void lm_load_queries(const float* p, float* q);
@@ -375,3 +471,4 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
     else lm_multiply<1>(dim, qt, w, cand);
 }
 #endif
+

@@ -1,10 +1,12 @@
 // Entry fragment: the IVF-Flat interleaved scan with a fused per-block top-k, one kernel
 // ivf_scan_c<CAP>_kernel per top-k capacity.
 // Block (x, query q) scans the lists probes[q * n_probes + p] for p in
-// [x * probes_per_block, (x + 1) * probes_per_block) one after the other (short lists: the
-// query is staged once and the top-k carries over); each of its 4 warps takes 32-row
-// groups in turn, lane l scoring row l of the group; each warp keeps its own top-k, and
-// warp 0 merges the four and writes k candidates for (q, x). ivf_merge then selects the
+// [g * probes_per_block, (g + 1) * probes_per_block), g = x / row_splits, one after the
+// other (short lists: the query is staged once and the top-k carries over); each of its 4
+// warps takes 32-row groups in turn, lane l scoring row l of the group; each warp keeps its
+// own top-k, and warp 0 merges the four and writes k candidates for (q, x). Small batches
+// also cut each list over row_splits blocks (split x % row_splits takes every row_splits-th
+// run of 4 groups), so that a few queries still fill the GPU. ivf_merge then selects the
 // final top-k of each query across its gridDim.x candidate sets. Queries arrive in the lists' own type
 // (`elem_bytes` per value) and are staged in shared memory by the distance fragment.
 #include "ivf_abi.cuh"
@@ -14,12 +16,12 @@
 
 #define IVF_SCAN_PARAMS                                                                          \
     const unsigned char* __restrict__ queries, int dim, int n_probes, int probes_per_block,   \
-    const long long* __restrict__ probes,                                                     \
+    int row_splits, const long long* __restrict__ probes,                                     \
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset, \
     const int* __restrict__ list_size, const long long* __restrict__ ids,                     \
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,          \
     int k, float* __restrict__ out_d, long long* __restrict__ out_id
-#define IVF_SCAN_ARGS queries, dim, n_probes, probes_per_block, probes, data, elem_bytes, \
+#define IVF_SCAN_ARGS queries, dim, n_probes, probes_per_block, row_splits, probes, data, elem_bytes, \
     list_offset, list_size, ids, filter, filter_words, query_base, k, out_d, out_id
 
 template <int CAP>
@@ -32,7 +34,8 @@ __device__ __forceinline__ void ivf_scan_body(IVF_SCAN_PARAMS)
     __shared__ float qnorm_parts[IVF_WARPS];
 
     const int qi = blockIdx.y;
-    const int p_begin = blockIdx.x * probes_per_block;
+    const int split = blockIdx.x % row_splits;
+    const int p_begin = blockIdx.x / row_splits * probes_per_block;
     const int p_end = min(n_probes, p_begin + probes_per_block);
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
@@ -52,7 +55,7 @@ __device__ __forceinline__ void ivf_scan_body(IVF_SCAN_PARAMS)
         const int list = (int)probes[(long long)qi * n_probes + pi];
         const long long off = list_offset[list];
         const int size = list_size[list];
-        for (int g = warp; g * 32 < size; g += IVF_WARPS) {
+        for (int g = split * IVF_WARPS + warp; g * 32 < size; g += IVF_WARPS * row_splits) {
             const int row = g * 32 + lane;
             float s = inf;
             long long sid = -1;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ltokit::cache::CacheConfig;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{synthetic, Rng};
-use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, Neighbors, ScanPath, EXACT_CHUNK};
+use ltokit_ivf::gpu::{DeviceLists, F32Tile, GpuIndex, IvfGpu, Neighbors, ScanPath, EXACT_CHUNK};
 use ltokit_ivf::kmeans::{assign_cpu, train, training_set, KMeansParams};
 use ltokit_ivf::reference::{coarse, exact, scan_lists};
 use ltokit_ivf::{DType, Filter, IvfIndex, Matrix, Metric};
@@ -277,14 +277,19 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
     let engine = engine();
     let mut rng = Rng::new(seed());
     let mut checked = 0;
-    // (type, dimension): vector-width chunks, an odd dimension, an image-sized 8-bit one.
+    // (type, dimension, f32 tile): vector-width chunks, an odd dimension, an image-sized
+    // 8-bit one; f32 both ways (3xTF32 tensor cores where the GPU has them, and CUDA-core
+    // FMA) for every tile size.
     let shapes = [
-        (DType::F32, 48),
-        (DType::F16, 40),
-        (DType::I8, 35),
-        (DType::U8, 784),
+        (DType::F32, 48, F32Tile::TensorCores),
+        (DType::F32, 48, F32Tile::CudaCores),
+        (DType::F16, 40, F32Tile::TensorCores),
+        (DType::I8, 35, F32Tile::TensorCores),
+        (DType::U8, 784, F32Tile::TensorCores),
     ];
-    for (si, &(dtype, dim)) in shapes.iter().enumerate() {
+    for (si, &(dtype, dim, f32_tile)) in shapes.iter().enumerate() {
+        engine.set_f32_tile(f32_tile);
+        let tile = engine.list_major_tile_arithmetic(dtype).name();
         let s = rng.next_u64();
         let n_lists = 16;
         let base = synthetic(3000 + rng.below(200), dim, 16, dtype, s);
@@ -324,7 +329,7 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
                     .search_with_probes(&engine, &queries, &probes, n_probes, k, &filter)
                     .unwrap();
                 let ctx = format!(
-                    "list-major {dtype:?} dim {dim} {metric:?} {} k={k}",
+                    "list-major {dtype:?} ({tile}) dim {dim} {metric:?} {} k={k}",
                     filter.name()
                 );
                 assert_matches_cpu(
@@ -340,7 +345,7 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
                 .search(&engine, &queries, 10, 3, &Filter::None)
                 .unwrap();
             let probes = gindex.probes(&engine, &queries, 3).unwrap();
-            let ctx = format!("{} search {dtype:?} {metric:?}", path.name());
+            let ctx = format!("{} search {dtype:?} ({tile}) {metric:?}", path.name());
             assert_matches_cpu(
                 &index,
                 &base,
@@ -353,6 +358,7 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
             );
         }
     }
+    engine.set_f32_tile(F32Tile::TensorCores);
     // A shape beyond the block's shared memory is refused by name when forced.
     let base = synthetic(300, 4096, 4, DType::F32, 1);
     let index = index_with_empty_list(&base, Metric::L2, 4, 1);
@@ -371,6 +377,87 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
         .search(&engine, &base.select(&[0, 1]), 1000, 2, &Filter::None)
         .expect("auto falls back to the per-query scan");
     println!("checked {checked} list-major combinations against the CPU reference");
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn small_batches_cut_long_lists_over_blocks_and_match_the_cpu() {
+    // Lists of ~2,500 rows and batches of a few queries: the per-query scan cuts each list
+    // over several blocks (every 4th 32-row group run to a block), whose candidates the
+    // merge combines; with filters, k up to 100, f32 and u8.
+    let engine = engine();
+    let s = seed();
+    let mut rng = Rng::new(s);
+    let mut checked = 0;
+    for dtype in [DType::F32, DType::U8] {
+        let base = synthetic(20_000 + rng.below(300), 48, 8, dtype, s);
+        for metric in [Metric::L2, Metric::Ip] {
+            let index = index_with_empty_list(&base, metric, 9, s);
+            let gindex = GpuIndex::upload(&engine, &index).unwrap();
+            gindex.set_scan_path(ScanPath::PerQuery);
+            for nq in [1usize, 3, 20] {
+                let queries = synthetic(nq, 48, 8, dtype, rng.next_u64());
+                for n_probes in [1usize, 3, 8] {
+                    let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
+                    for filter in filters(base.rows, nq, &mut rng) {
+                        for k in [1usize, 10, 100] {
+                            let found = gindex
+                                .search_with_probes(
+                                    &engine, &queries, &probes, n_probes, k, &filter,
+                                )
+                                .unwrap();
+                            let ctx = format!(
+                                "{dtype:?} {metric:?} nq {nq} probes {n_probes} {} k={k} (seed {s})",
+                                filter.name()
+                            );
+                            assert_matches_cpu(
+                                &index, &base, &queries, &probes, n_probes, &filter, &found, &ctx,
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("checked {checked} split-list scans against the CPU reference");
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn auto_takes_the_list_major_scan_once_its_one_missing_kernel_has_loaded() {
+    // Two f32 tiles: after a search on one, switching the tile leaves exactly one plan to
+    // load (the other tile's scan; grouping and merge are loaded). Auto scans per-query
+    // until a background thread has loaded it, then list-major — which the profiler shows
+    // as grouping time.
+    let engine = engine();
+    let s = seed();
+    let base = synthetic(20_000, 64, 20, DType::F32, s);
+    let queries = synthetic(4_000, 64, 20, DType::F32, s ^ 5);
+    let index = index_with_empty_list(&base, Metric::L2, 64, s);
+    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    gindex.set_scan_path(ScanPath::Auto);
+    for tile in [F32Tile::TensorCores, F32Tile::CudaCores] {
+        engine.set_f32_tile(tile);
+        gindex
+            .search(&engine, &queries, 10, 8, &Filter::None)
+            .unwrap();
+        engine.wait_for_background_loads();
+        engine.set_profiling(true);
+        let found = gindex
+            .search(&engine, &queries, 10, 8, &Filter::None)
+            .unwrap();
+        let stages = engine.stage_times();
+        engine.set_profiling(false);
+        assert!(
+            stages.group_s > 0.0,
+            "{}: auto still scans per-query after the background load",
+            tile.name()
+        );
+        assert_eq!(found.ids.len(), queries.rows * 10);
+    }
+    engine.set_f32_tile(F32Tile::TensorCores);
+    println!("auto switched to the list-major scan for both f32 tiles (seed {s})");
 }
 
 #[test]
@@ -446,34 +533,48 @@ fn device_resident_search_equals_the_host_search_in_every_type() {
         .unwrap();
         let gindex = GpuIndex::upload(&engine, &index).unwrap();
         let k = 10;
-        let host = gindex
-            .search(&engine, &queries, k, 20, &Filter::None)
-            .unwrap();
-        // The same queries on the device in their own type, results left there; poisoned
-        // outputs, so that anything not written shows.
+        // Each scan path in turn: auto could take per-query for one call and list-major
+        // for the next (once its kernel has loaded in the background), and the two sum
+        // products in different orders.
         let q = gpu.upload(&queries.bytes).unwrap();
-        let mut ids = gpu.upload(&vec![i64::MIN; queries.rows * k]).unwrap();
-        let mut dist = gpu.upload(&vec![f32::NAN; queries.rows * k]).unwrap();
-        gindex
-            .search_device_bytes(
-                &engine,
-                &q.slice(0..queries.bytes.len()),
+        let mut ids = gpu.alloc::<i64>(queries.rows * k).unwrap();
+        let mut dist = gpu.alloc::<f32>(queries.rows * k).unwrap();
+        let mut host = None;
+        for path in [ScanPath::PerQuery, ScanPath::ListMajor] {
+            gindex.set_scan_path(path);
+            let host_path = gindex
+                .search(&engine, &queries, k, 20, &Filter::None)
+                .unwrap();
+            // The same queries on the device in their own type, results left there; poisoned
+            // outputs, so that anything not written shows.
+            gpu.upload_into(&vec![i64::MIN; queries.rows * k], &mut ids)
+                .unwrap();
+            gpu.upload_into(&vec![f32::NAN; queries.rows * k], &mut dist)
+                .unwrap();
+            gindex
+                .search_device_bytes(
+                    &engine,
+                    &q.slice(0..queries.bytes.len()),
+                    k,
+                    20,
+                    &Filter::None,
+                    &mut ids.slice_mut(0..queries.rows * k),
+                    &mut dist.slice_mut(0..queries.rows * k),
+                )
+                .unwrap();
+            let dev_dist = gpu.download(&dist).unwrap();
+            let ctx = format!("{dtype:?} {}", path.name());
+            assert_eq!(dev_dist, host_path.distances, "{ctx}");
+            assert_same_up_to_ties(
+                &gpu.download(&ids).unwrap(),
+                &host_path.ids,
+                &dev_dist,
                 k,
-                20,
-                &Filter::None,
-                &mut ids.slice_mut(0..queries.rows * k),
-                &mut dist.slice_mut(0..queries.rows * k),
-            )
-            .unwrap();
-        let dev_dist = gpu.download(&dist).unwrap();
-        assert_eq!(dev_dist, host.distances, "{dtype:?}");
-        assert_same_up_to_ties(
-            &gpu.download(&ids).unwrap(),
-            &host.ids,
-            &dev_dist,
-            k,
-            &format!("{dtype:?}"),
-        );
+                &ctx,
+            );
+            host = Some(host_path);
+        }
+        let host = host.unwrap();
         // Recall against exact search in the same type.
         let flat = DeviceLists::chunked(gpu, &base, EXACT_CHUNK).unwrap();
         let truth = engine
@@ -545,6 +646,55 @@ fn a_non_finite_query_is_named() {
     values[17 * 32 + 3] = 0.0;
     let clean = Matrix::from_f32(40, 32, &values).unwrap();
     gindex.search(&engine, &clean, 5, 4, &Filter::None).unwrap();
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_non_finite_value_past_the_first_batch_or_part_is_named_by_its_own_index() {
+    // A search cuts its queries into batches of at most 65,535 and the score-matrix
+    // coarse search cuts a batch (here: the build's assignment) into parts of
+    // 2^26 / n_lists rows (65,536 for 1,024 lists); the kernels report a bad value
+    // relative to their launch, so each must be told where its launch starts.
+    let engine = engine();
+    let s = seed();
+    let dim = 8;
+    let rows = 70_000;
+    let mut values = synthetic(rows, dim, 20, DType::F32, s).to_f32();
+    let params = KMeansParams {
+        n_lists: 1024,
+        iters: 2,
+        train_fraction: 0.1,
+        seed: s,
+    };
+    // Row 69,999 is not in the training set (every 10th row from 0), only in the
+    // assignment's second part.
+    let bad_row = rows - 1;
+    values[bad_row * dim + 5] = f32::NAN;
+    let base = Matrix::from_f32(rows, dim, &values).unwrap();
+    let err = ltokit_ivf::build::build(&engine, &base, Metric::L2, &params).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains(&format!("vector {bad_row} has a NaN")),
+        "{err}"
+    );
+    values[bad_row * dim + 5] = 0.5;
+    let base = Matrix::from_f32(rows, dim, &values).unwrap();
+    let index = ltokit_ivf::build::build(&engine, &base, Metric::L2, &params).unwrap();
+    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    // 65,535 + 100 queries: the second batch (100) takes the fused coarse kernel.
+    let nq = 65_535 + 100;
+    let mut queries = synthetic(nq, dim, 20, DType::F32, s ^ 9).to_f32();
+    for bad in [65_535 + 50, 1_000] {
+        queries[bad * dim + 2] = f32::INFINITY;
+        let q = Matrix::from_f32(nq, dim, &queries).unwrap();
+        let err = gindex.search(&engine, &q, 5, 4, &Filter::None).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!("query {bad} has a NaN")),
+            "{err}"
+        );
+        queries[bad * dim + 2] = 0.0;
+    }
+    println!("non-finite values past the first batch and part named by their own index (seed {s})");
 }
 
 #[test]

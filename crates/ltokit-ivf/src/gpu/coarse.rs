@@ -37,6 +37,7 @@ macro_rules! coarse_signature {
             Param::Buffer(Elem::F32, Extent::Any), // centres
             Param::Buffer(Elem::F32, Extent::Any), // centre norms
             Param::I32,                            // n_centers
+            Param::I32,                            // query_base (reported bad query's offset)
             $($own),*
         ]
     };
@@ -65,10 +66,11 @@ struct QueryAndCentreArgs<'a> {
     dtype: i32,
     metric: i32,
     n: i32,
+    query_base: i32,
 }
 
 impl<'a> QueryAndCentreArgs<'a> {
-    fn new(centers: &'a DeviceCenters, nq: usize, dtype: DType) -> Self {
+    fn new(centers: &'a DeviceCenters, nq: usize, dtype: DType, query_base: usize) -> Self {
         QueryAndCentreArgs {
             centers,
             nq: nq as i32,
@@ -76,6 +78,7 @@ impl<'a> QueryAndCentreArgs<'a> {
             dtype: dtype_code(dtype),
             metric: centers.metric_code(),
             n: centers.n as i32,
+            query_base: query_base as i32,
         }
     }
 
@@ -94,6 +97,7 @@ impl<'a> QueryAndCentreArgs<'a> {
             .buffer(&self.centers.centers)
             .buffer(&self.centers.norms)
             .scalar(&self.n)
+            .scalar(&self.query_base)
     }
 }
 
@@ -264,7 +268,8 @@ pub(crate) fn coarse_kernel(dim: usize, n_probes: usize) -> Result<KernelSpec> {
 impl IvfGpu {
     /// The `n_probes` best centres of each of `nq` queries (stored as `dtype`, row-major)
     /// into `probes` (`nq × n_probes`, best first). A non-finite query value sets
-    /// `bad_query` to 1 + that query's index (the caller zeroes it).
+    /// `bad_query` to 1 + `query_base` + that query's index in `queries` (the caller zeroes
+    /// it; `query_base` numbers the first query as the caller does, e.g. a batch's start).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn coarse<T: DeviceElem>(
         &self,
@@ -275,6 +280,7 @@ impl IvfGpu {
         n_probes: usize,
         probes: &mut CudaViewMut<'_, i64>,
         bad_query: &mut CudaSlice<i32>,
+        query_base: usize,
     ) -> Result<()> {
         let dim = centers.dim;
         if queries.len() * std::mem::size_of::<T>() < nq * dim * dtype.size()
@@ -294,7 +300,9 @@ impl IvfGpu {
             return Ok(());
         }
         if nq >= MATRIX_MIN_QUERIES {
-            return self.coarse_by_matrix(centers, queries, dtype, nq, n_probes, probes, bad_query);
+            return self.coarse_by_matrix(
+                centers, queries, dtype, nq, n_probes, probes, bad_query, query_base,
+            );
         }
         let spec = coarse_kernel(dim, n_probes)?;
         let smem = spec.shared;
@@ -303,7 +311,7 @@ impl IvfGpu {
             .kernel(&spec.plan, spec.signature, spec.shared)?;
         let splits = coarse_splits(nq, centers.n);
         let per_split = centers.n.div_ceil(splits);
-        let args = QueryAndCentreArgs::new(centers, nq, dtype);
+        let args = QueryAndCentreArgs::new(centers, nq, dtype, query_base);
         let (per_split_i, probes_i) = (per_split as i32, n_probes as i32);
         let cfg = LaunchConfig {
             grid_dim: (nq.div_ceil(QUERIES_PER_BLOCK) as u32, splits as u32, 1),
@@ -384,6 +392,7 @@ impl IvfGpu {
         n_probes: usize,
         probes: &mut CudaViewMut<'_, i64>,
         bad_query: &mut CudaSlice<i32>,
+        query_base: usize,
     ) -> Result<()> {
         let [scores_spec, select_spec] = matrix_kernels(n_probes)?;
         let scores_k = self
@@ -403,7 +412,7 @@ impl IvfGpu {
         for start in (0..nq).step_by(part) {
             let nb = part.min(nq - start);
             let q = queries.slice(start * per_query..(start + nb) * per_query);
-            let args = QueryAndCentreArgs::new(centers, nb, dtype);
+            let args = QueryAndCentreArgs::new(centers, nb, dtype, query_base + start);
             let nb_i = nb as i32;
             let cfg = LaunchConfig {
                 grid_dim: (
@@ -463,6 +472,7 @@ impl IvfGpu {
             n_probes,
             &mut out.slice_mut(0..(n * n_probes).max(1)),
             &mut bad,
+            0,
         )?;
         let ids = gpu.download_prefix(&out, n * n_probes)?;
         if let Some(&b) = gpu.download(&bad)?.first().filter(|&&b| b > 0) {

@@ -93,8 +93,13 @@ impl KernelSet {
                 .filter(|s| !loaded.contains_key(&s.plan))
                 .collect()
         };
-        if missing.len() < 2 {
-            return Ok(());
+        // One missing plan is loaded here too: a background preparation of a single plan
+        // (another tile's scan beside loaded grouping kernels) must not end without it,
+        // or auto would keep waiting for a kernel no one loads.
+        if let [one] = missing.as_slice() {
+            return self
+                .kernel(&one.plan, one.signature, one.shared)
+                .map(|_| ());
         }
         std::thread::scope(|scope| {
             let jobs: Vec<_> = missing

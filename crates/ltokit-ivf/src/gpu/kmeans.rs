@@ -146,6 +146,7 @@ impl IvfGpu {
                 1,
                 &mut labels.slice_mut(0..n),
                 &mut bad,
+                0,
             )?;
             gpu.clear(&mut sums)?;
             gpu.clear(&mut counts)?;

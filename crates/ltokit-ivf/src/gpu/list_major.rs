@@ -119,6 +119,81 @@ pub fn min_pairs_per_list(dtype: DType, dim: usize, rows_per_list: f64) -> f64 {
     }
 }
 
+/// The tile arithmetic a list-major scan links (fragment `lmtile_<name>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LmTile {
+    /// f32 products on CUDA cores (FMA), register-tiled.
+    F32,
+    /// f32 products on tensor cores as 3xTF32 (sm_80 and newer): each operand split into
+    /// a TF32 part and the TF32 part of the rest, three products summed in f32, a relative
+    /// error of about 2⁻²¹ of Σ|q·x| — the order of f32's own rounding over the sum
+    /// (kernels/lmtile.cu).
+    F32Tf32,
+    /// f16 or 8-bit products on tensor cores (WMMA), exact for 8-bit types.
+    Wmma(DType),
+}
+
+/// Which f32 tile list-major scans use ([`IvfGpu::set_f32_tile`]).
+///
+/// Measured on the H200 (lowdim 1M × 128 f32, 1,024 lists, k 10, list-major forced each
+/// way in one run, `docs/gpu-runs/2026-11-30-f32-tile/final/`): the 3xTF32 tile is faster
+/// on every row — 1.09–1.18× at batch 10,000 (2–100 probes, 64-query tiles from 5 probes)
+/// and 1.14–1.43× at batch 1,000 (tiles of 16–64) — hence the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum F32Tile {
+    /// 3xTF32 on the tensor cores where the GPU has them (sm_80 on), else CUDA-core FMA.
+    #[default]
+    TensorCores,
+    /// CUDA-core FMA (to compare, or for bit-for-bit f32 products in one order).
+    CudaCores,
+}
+
+impl F32Tile {
+    /// Both choices.
+    pub const ALL: [F32Tile; 2] = [F32Tile::TensorCores, F32Tile::CudaCores];
+
+    /// `tensor-cores` or `cuda-cores`.
+    pub fn name(self) -> &'static str {
+        match self {
+            F32Tile::TensorCores => "tensor-cores",
+            F32Tile::CudaCores => "cuda-cores",
+        }
+    }
+
+    /// The choice named `name` (see [`F32Tile::name`]).
+    pub fn parse(name: &str) -> Result<F32Tile> {
+        F32Tile::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "unknown f32 tile {name:?}; use tensor-cores or cuda-cores"
+                ))
+            })
+    }
+}
+
+impl LmTile {
+    /// The tile for lists of `dtype` on a GPU of compute capability major `cc_major`
+    /// with the f32 choice `f32`.
+    pub fn choose(dtype: DType, cc_major: u32, f32: F32Tile) -> LmTile {
+        match dtype {
+            DType::F32 if f32 == F32Tile::TensorCores && cc_major >= 8 => LmTile::F32Tf32,
+            DType::F32 => LmTile::F32,
+            other => LmTile::Wmma(other),
+        }
+    }
+
+    /// The name in its fragment and plans (`f32`, `f32tc`, `f16`, `i8`, `u8`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LmTile::F32 => "f32",
+            LmTile::F32Tf32 => "f32tc",
+            LmTile::Wmma(dtype) => dtype.name(),
+        }
+    }
+}
+
 /// Threads per list-major block (`LM_THREADS` in ivf_abi.cuh).
 const LM_THREADS: u32 = 256;
 
@@ -151,19 +226,20 @@ pub fn preferred_queries_per_tile(cap: usize, n_pairs: usize, n_lists: usize) ->
     by_shape.min(max_queries_per_tile(cap))
 }
 
-/// Shared memory of the tile fragment (`LmWork` in lmtile.cu): for f16 and 8-bit types
-/// (tensor cores) the step's dot products (qt × 68 of 4 bytes), then the queries and the
-/// step's 64 rows in their own type, one per row of `ld` = dim rounded up to 16 plus 16
-/// bytes; for f32 the same dimension-major, with 4 pad slots per query row (its products
-/// stay in registers); then the norms.
-fn work_bytes(dtype: DType, dim: usize, qt: usize) -> usize {
-    match dtype {
-        DType::F32 => 4 * (dim * (qt + 4) + dim * 64 + 8 * 64 + qt),
-        DType::F16 | DType::I8 | DType::U8 => {
-            let size = dtype.size();
-            let ld = dim.next_multiple_of(16) + 16 / size;
-            4 * qt * 68 + size * (qt + 64) * ld + 4 * (8 * 64 + 64 + qt)
-        }
+/// Shared memory of the tile fragment (`LmWork` in lmtile.cu): for the WMMA types the
+/// step's dot products (qt × 68 of 4 bytes), then the queries and the step's 64 rows in
+/// their own type, one per row of `ld` = dim rounded up to 16 plus 16 bytes; the TF32
+/// tile the same without the dot products (its products stay in registers); the FMA f32
+/// tile dimension-major, with 4 pad slots per query row; then the norms.
+fn work_bytes(tile: LmTile, dim: usize, qt: usize) -> usize {
+    let row_major = |size: usize| {
+        let ld = dim.next_multiple_of(16) + 16 / size;
+        size * (qt + 64) * ld + 4 * (8 * 64 + 64 + qt)
+    };
+    match tile {
+        LmTile::F32 => 4 * (dim * (qt + 4) + dim * 64 + 8 * 64 + qt),
+        LmTile::F32Tf32 => row_major(4),
+        LmTile::Wmma(dtype) => 4 * qt * 68 + row_major(dtype.size()),
     }
 }
 
@@ -171,10 +247,10 @@ fn work_bytes(dtype: DType, dim: usize, qt: usize) -> usize {
 /// lmscan.cu: top-k lists, a step's kept candidates (a score and a row byte for each of
 /// 64 rows a query), thresholds, bounds, counts and slots, then the 128-byte aligned work
 /// area).
-pub fn shared_bytes(dtype: DType, dim: usize, k: usize, qt: usize) -> Result<usize> {
+pub fn shared_bytes(tile: LmTile, dim: usize, k: usize, qt: usize) -> Result<usize> {
     let cap = capacity(k)?;
     let fixed = qt * cap * 8 + qt * 64 * (4 + 1) + qt * 4 * 5;
-    Ok(fixed.next_multiple_of(128) + 128 + work_bytes(dtype, dim, qt))
+    Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt))
 }
 
 /// `ivf_lmscan`'s parameters (kernels/lmscan.cu).
@@ -225,6 +301,7 @@ const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
 /// (each launch uses what its tile needs).
 pub(crate) fn list_major_kernels(
     lists: &DeviceLists,
+    tile: LmTile,
     metric: Metric,
     filter: &Filter,
     k: usize,
@@ -235,13 +312,12 @@ pub(crate) fn list_major_kernels(
         KernelSpec {
             plan: format!(
                 "lmscan_c{cap}_{}_{}_{}",
-                lists.dtype.name(),
+                tile.name(),
                 metric.name(),
                 filter.name()
             ),
             signature: LMSCAN_SIGNATURE,
-            shared: shared_bytes(lists.dtype, lists.dim, k, max_queries_per_tile(cap))?
-                .min(shared_limit),
+            shared: shared_bytes(tile, lists.dim, k, max_queries_per_tile(cap))?.min(shared_limit),
         },
         KernelSpec {
             plan: "group_count".into(),
@@ -278,9 +354,26 @@ pub(crate) struct PairGroups {
 const GROUP_THREADS: usize = 256;
 
 impl IvfGpu {
+    /// The tile arithmetic list-major scans of `dtype` lists use on this device (see
+    /// [`F32Tile`] and [`IvfGpu::set_f32_tile`]).
+    pub fn list_major_tile_arithmetic(&self, dtype: DType) -> LmTile {
+        LmTile::choose(dtype, self.gpu.compute_capability().major, self.f32_tile())
+    }
+
+    /// Which f32 tile list-major scans use: 3xTF32 tensor cores by default, CUDA-core
+    /// FMA to compare.
+    pub fn set_f32_tile(&self, tile: F32Tile) {
+        *self.f32_tile.lock() = tile;
+    }
+
+    /// The f32 tile choice in force ([`IvfGpu::set_f32_tile`]).
+    pub fn f32_tile(&self) -> F32Tile {
+        *self.f32_tile.lock()
+    }
+
     /// The queries per tile a list-major scan of this shape runs with on this device
-    /// (the preferred number, lowered until the block fits the shared memory), or why it
-    /// cannot run.
+    /// (the preferred number, lowered until the block fits the shared memory) and the
+    /// tile arithmetic for it, or why it cannot run.
     pub fn list_major_tile(
         &self,
         dtype: DType,
@@ -288,14 +381,15 @@ impl IvfGpu {
         k: usize,
         n_pairs: usize,
         n_lists: usize,
-    ) -> Result<std::result::Result<usize, String>> {
+    ) -> Result<std::result::Result<(usize, LmTile), String>> {
         let cap = capacity(k)?;
         let limit = self.shared_limit()?;
+        let tile = self.list_major_tile_arithmetic(dtype);
         let mut qt = preferred_queries_per_tile(cap, n_pairs, n_lists);
         loop {
-            let need = shared_bytes(dtype, dim, k, qt)?;
+            let need = shared_bytes(tile, dim, k, qt)?;
             if need <= limit {
-                return Ok(Ok(qt));
+                return Ok(Ok((qt, tile)));
             }
             if qt == 16 {
                 return Ok(Err(format!(
@@ -353,12 +447,12 @@ impl IvfGpu {
                 i32::MAX
             )));
         }
-        let [scan, count, offsets, fill, merge] =
-            list_major_kernels(lists, b.metric, b.filter, b.k, self.shared_limit()?)?;
-        let qt = self
+        let (qt, tile) = self
             .list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
             .map_err(Error::InvalidArgument)?;
-        let scan_smem = shared_bytes(lists.dtype, lists.dim, b.k, qt)?;
+        let [scan, count, offsets, fill, merge] =
+            list_major_kernels(lists, tile, b.metric, b.filter, b.k, self.shared_limit()?)?;
+        let scan_smem = shared_bytes(tile, lists.dim, b.k, qt)?;
         let scan_k = self
             .kernels
             .kernel(&scan.plan, scan.signature, scan.shared)?;
@@ -512,26 +606,53 @@ mod tests {
     }
 
     #[test]
+    fn f32_tiles_follow_the_choice_and_the_gpu() {
+        use LmTile::*;
+        // Tensor cores by default, never before sm_80.
+        assert_eq!(F32Tile::default(), F32Tile::TensorCores);
+        assert_eq!(LmTile::choose(DType::F32, 9, F32Tile::TensorCores), F32Tf32);
+        assert_eq!(LmTile::choose(DType::F32, 8, F32Tile::TensorCores), F32Tf32);
+        assert_eq!(LmTile::choose(DType::F32, 7, F32Tile::TensorCores), F32);
+        assert_eq!(LmTile::choose(DType::F32, 9, F32Tile::CudaCores), F32);
+        // Other types have one tile.
+        assert_eq!(
+            LmTile::choose(DType::U8, 9, F32Tile::CudaCores),
+            Wmma(DType::U8)
+        );
+        for t in F32Tile::ALL {
+            assert_eq!(F32Tile::parse(t.name()).unwrap(), t);
+        }
+        let err = F32Tile::parse("tf32").unwrap_err().to_string();
+        assert!(err.contains("tensor-cores"), "{err}");
+    }
+
+    #[test]
     fn shared_memory_counts_every_part_of_the_block() {
         // f32 × 128, k 10, 64 queries: the top-k lists (64 × 16 × 8), kept candidates
         // (64 × 64 × 5), thresholds and slots, the staged queries (128 × 68 × 4) and rows
         // (128 × 64 × 4).
-        let f32_bytes = shared_bytes(DType::F32, 128, 10, 64).unwrap();
+        let f32_bytes = shared_bytes(LmTile::F32, 128, 10, 64).unwrap();
         let parts = 64 * 16 * 8 + 64 * 64 * 5 + 128 * 68 * 4 + 128 * 64 * 4;
         assert!(
             f32_bytes > parts && f32_bytes < parts + 8192,
             "{f32_bytes} vs {parts}"
         );
         // 8-bit rows take a quarter of f32's room, f16 half (beside their dot products).
-        let u8_bytes = shared_bytes(DType::U8, 128, 10, 64).unwrap();
-        let f16_bytes = shared_bytes(DType::F16, 128, 10, 64).unwrap();
+        let u8_bytes = shared_bytes(LmTile::Wmma(DType::U8), 128, 10, 64).unwrap();
+        let f16_bytes = shared_bytes(LmTile::Wmma(DType::F16), 128, 10, 64).unwrap();
         assert!(u8_bytes < f16_bytes && f16_bytes < f32_bytes);
         // Fewer queries per tile and smaller k need less.
-        assert!(shared_bytes(DType::F32, 128, 10, 16).unwrap() < f32_bytes);
-        assert!(shared_bytes(DType::F32, 128, 1024, 16).unwrap() > 16 * 1024 * 8);
+        assert!(shared_bytes(LmTile::F32, 128, 10, 16).unwrap() < f32_bytes);
+        assert!(shared_bytes(LmTile::F32, 128, 1024, 16).unwrap() > 16 * 1024 * 8);
+        // The TF32 tile stores rows row-major (ld 132) without dot products: two blocks
+        // of 64 queries still fit an H200 SM (228 KiB) at 128 dimensions.
+        let tf32_bytes = shared_bytes(LmTile::F32Tf32, 128, 10, 64).unwrap();
+        let tf32_parts = 64 * 16 * 8 + 64 * 64 * 5 + (64 + 64) * 132 * 4;
+        assert!(tf32_bytes > tf32_parts && tf32_bytes < tf32_parts + 8192);
+        assert!(2 * (tf32_bytes + 1024) <= 228 * 1024, "{tf32_bytes}");
         // An image-sized 8-bit row fits an H200 block (227 KiB) with 64 queries.
-        assert!(shared_bytes(DType::U8, 784, 10, 64).unwrap() < 227 * 1024);
-        assert!(shared_bytes(DType::F32, 128, 0, 64).is_err());
+        assert!(shared_bytes(LmTile::Wmma(DType::U8), 784, 10, 64).unwrap() < 227 * 1024);
+        assert!(shared_bytes(LmTile::F32, 128, 0, 64).is_err());
     }
 
     #[test]

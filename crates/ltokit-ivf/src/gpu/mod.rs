@@ -39,7 +39,7 @@ use crate::metric::{Filter, Metric};
 
 pub use coarse::DeviceCenters;
 pub(crate) use kernels::KernelSpec;
-pub use list_major::ScanPath;
+pub use list_major::{F32Tile, LmTile, ScanPath};
 pub use lists::DeviceLists;
 pub use search::GpuIndex;
 
@@ -135,6 +135,8 @@ pub struct IvfGpu {
     coarse_scratch: Mutex<coarse::CoarseScratch>,
     /// The device's shared-memory limit per block, read once.
     shared_limit: Mutex<Option<usize>>,
+    /// Which f32 tile list-major scans use ([`IvfGpu::set_f32_tile`]).
+    f32_tile: Mutex<list_major::F32Tile>,
 }
 
 impl IvfGpu {
@@ -163,6 +165,7 @@ impl IvfGpu {
             profiler: profile::Profiler::default(),
             coarse_scratch: Mutex::new(coarse::CoarseScratch::default()),
             shared_limit: Mutex::new(None),
+            f32_tile: Mutex::new(list_major::F32Tile::TensorCores),
         })
     }
 

@@ -45,6 +45,7 @@ const SCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::I32,                            // dim
         Param::I32,                            // n_probes
         Param::I32,                            // probes per block
+        Param::I32,                            // row splits per list
         Param::Buffer(Elem::I64, Extent::Any), // probes
     ],
     [
@@ -172,6 +173,37 @@ fn probes_per_block(lists: &DeviceLists, nb: usize, n_probes: usize) -> usize {
     by_bytes.min(by_parallelism).min(n_probes.max(1))
 }
 
+/// Blocks a small batch's scan aims at by cutting lists over several blocks: two an SM
+/// of the H200 (132). One query's 20 probes are otherwise 20 blocks, most of the GPU idle
+/// while each streams a whole list with four warps.
+const SPLIT_TARGET_BLOCKS: usize = 264;
+/// Rows one split should keep at least: two 32-row groups for each of a block's 4 warps,
+/// so that the split's fixed costs (staging the query, writing k candidates) stay small.
+const MIN_ROWS_PER_SPLIT: usize = 256;
+/// Splits of one list at most.
+const MAX_ROW_SPLITS: usize = 16;
+
+/// Into how many blocks each list of a scan of `blocks` (query, probe group) blocks is
+/// cut, for lists of `rows_per_list` rows on average: 1 for launches that fill the GPU by
+/// themselves.
+pub(crate) fn row_splits(rows_per_list: usize, blocks: usize) -> usize {
+    if blocks >= SPLIT_TARGET_BLOCKS {
+        return 1;
+    }
+    let by_rows = (rows_per_list / MIN_ROWS_PER_SPLIT).max(1);
+    SPLIT_TARGET_BLOCKS
+        .div_ceil(blocks.max(1))
+        .min(by_rows)
+        .min(MAX_ROW_SPLITS)
+}
+
+/// Candidate sets (of `k` each) a batch of `nb` queries × `n_probes` probes may write:
+/// one per probe, or more where [`row_splits`] cuts the lists of a small batch (then
+/// fewer than twice [`SPLIT_TARGET_BLOCKS`]). Size the candidate buffers by this.
+pub(crate) fn candidate_sets(nb: usize, n_probes: usize) -> usize {
+    (nb * n_probes).max(2 * SPLIT_TARGET_BLOCKS)
+}
+
 impl IvfGpu {
     /// Scans one batch and merges it: candidates into `cand` (at least `nb × n_probes × k`
     /// each), the top `k` of each query into `out` (at least `nb × k` each).
@@ -185,16 +217,26 @@ impl IvfGpu {
         let dim = lists.dim;
         b.check_buffers(cand.0.len().min(cand.1.len()), out.0.len().min(out.1.len()))?;
         let per_block = probes_per_block(lists, b.nb, b.n_probes);
-        let groups = b.n_probes.div_ceil(per_block);
+        let rows_per_list = lists.ids.len() / lists.n_lists.max(1);
+        let splits = row_splits(rows_per_list, b.nb * b.n_probes.div_ceil(per_block));
+        let groups = b.n_probes.div_ceil(per_block) * splits;
+        if cand.0.len().min(cand.1.len()) < b.nb * groups * b.k {
+            return Err(Error::InvalidArgument(format!(
+                "scan candidate buffers too small for {} queries × {groups} blocks × k {} \
+                 (size them by candidate_sets)",
+                b.nb, b.k
+            )));
+        }
         let [scan, merge] = scan_kernels(lists, b.metric, b.filter, b.k)?;
         let scan_smem = scan.shared;
         let scan = self
             .kernels
             .kernel(&scan.plan, scan.signature, scan.shared)?;
-        let (dim_i, probes_i, per_block_i, elem, base, k_i) = (
+        let (dim_i, probes_i, per_block_i, splits_i, elem, base, k_i) = (
             dim as i32,
             b.n_probes as i32,
             per_block as i32,
+            splits as i32,
             lists.dtype.size() as i32,
             b.query_base as i32,
             b.k as i32,
@@ -211,6 +253,7 @@ impl IvfGpu {
             .scalar(&dim_i)
             .scalar(&probes_i)
             .scalar(&per_block_i)
+            .scalar(&splits_i)
             .view(&b.probes);
         let launch = b
             .list_and_filter_args(launch, &elem, &base, &k_i)
@@ -220,8 +263,8 @@ impl IvfGpu {
         // list numbers per query (checked above; list numbers come from the coarse search
         // or were range-checked by `scan`), list rows through list_offset/list_size (built
         // together with data and ids), the filter within its words per query, and writes
-        // nb × groups × k ≤ nb × n_probes × k candidates, no more than cand holds
-        // (checked above).
+        // nb × groups × k candidates (groups: probe groups × row splits), no more than
+        // cand holds (checked above).
         unsafe { launch.run() }?;
         self.profiler.lap(&self.gpu, Stage::Scan)?;
         self.merge_candidates(&merge, b.nb, groups * b.k, b.k, (&*cand_d, &*cand_i), out)
@@ -312,8 +355,9 @@ impl IvfGpu {
         let gpu = &self.gpu;
         let q_all = gpu.upload(&queries.bytes)?;
         let p_all = gpu.upload(probes)?;
-        let mut cand_d = gpu.alloc::<f32>(batch.min(nq).max(1) * n_probes * k)?;
-        let mut cand_i = gpu.alloc::<i64>(batch.min(nq).max(1) * n_probes * k)?;
+        let sets = candidate_sets(batch.min(nq).max(1), n_probes);
+        let mut cand_d = gpu.alloc::<f32>(sets * k)?;
+        let mut cand_i = gpu.alloc::<i64>(sets * k)?;
         let mut out_d = gpu.alloc::<f32>(nq.max(1) * k)?;
         let mut out_i = gpu.alloc::<i64>(nq.max(1) * k)?;
         let row = dim * lists.dtype.size();
@@ -373,5 +417,31 @@ impl IvfGpu {
             k,
             ScanPath::PerQuery,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_batches_cut_long_lists_over_blocks_and_large_ones_do_not() {
+        // One query × 20 probes of 977-row lists: 20 blocks, cut 3 ways (977 / 256).
+        assert_eq!(row_splits(977, 20), 3);
+        // Lists long enough: as many splits as reach two blocks an SM, at most 16.
+        assert_eq!(row_splits(100_000, 20), 14);
+        assert_eq!(row_splits(100_000, 1), MAX_ROW_SPLITS);
+        // Short lists are never cut; launches that fill the GPU neither.
+        assert_eq!(row_splits(300, 1), 1);
+        assert_eq!(row_splits(100_000, SPLIT_TARGET_BLOCKS), 1);
+        assert_eq!(row_splits(100_000, 0), MAX_ROW_SPLITS);
+        // The candidate buffers hold every split's candidates.
+        for blocks in 1..SPLIT_TARGET_BLOCKS + 10 {
+            for nb in [1, 3, blocks] {
+                let groups = blocks.div_ceil(nb);
+                let sets = nb * groups * row_splits(1 << 20, nb * groups);
+                assert!(sets <= candidate_sets(nb, groups), "{nb} × {groups}");
+            }
+        }
     }
 }

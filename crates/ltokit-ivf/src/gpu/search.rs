@@ -14,7 +14,7 @@ use ltokit::{Error, Result};
 use super::coarse::coarse_kernels;
 use super::list_major::{list_major_kernels, ScanPathCell};
 use super::profile::Stage;
-use super::scan::{scan_kernels, ScanBatch};
+use super::scan::{candidate_sets, scan_kernels, ScanBatch};
 use super::workspace::{HostStaging, Workspace};
 use super::{capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, Neighbors, ScanPath, MAX_K};
 use crate::data::{DType, Matrix};
@@ -161,8 +161,25 @@ impl GpuIndex {
         let path = self.scan_path.get();
         let mut specs = coarse_kernels(self.dim, n_probes, batch, self.centers.len())?;
         let list_major = if engine.use_list_major(path, &self.lists, batch, n_probes, k)? {
-            let lm =
-                list_major_kernels(&self.lists, self.metric, filter, k, engine.shared_limit()?)?;
+            // The tile of a full batch (a last, smaller one may load its own).
+            let tile = match engine.list_major_tile(
+                self.dtype,
+                self.dim,
+                k,
+                batch * n_probes,
+                self.lists.n_lists,
+            )? {
+                Ok((_, tile)) => tile,
+                Err(why) => return Err(Error::InvalidArgument(why)),
+            };
+            let lm = list_major_kernels(
+                &self.lists,
+                tile,
+                self.metric,
+                filter,
+                k,
+                engine.shared_limit()?,
+            )?;
             let ready = path == ScanPath::ListMajor || engine.kernels_loaded(&lm);
             if ready {
                 specs.extend(lm);
@@ -190,8 +207,9 @@ impl GpuIndex {
             }
         };
         let probes = ws.probes.at_least(gpu, batch * n_probes)?;
-        let cand_d = ws.cand_d.at_least(gpu, batch * n_probes * k)?;
-        let cand_i = ws.cand_i.at_least(gpu, batch * n_probes * k)?;
+        let sets = candidate_sets(batch, n_probes);
+        let cand_d = ws.cand_d.at_least(gpu, sets * k)?;
+        let cand_i = ws.cand_i.at_least(gpu, sets * k)?;
         let bad = ws.bad_query.at_least(gpu, 1)?;
         for start in (0..nq).step_by(batch) {
             let nb = batch.min(nq - start);
@@ -205,6 +223,7 @@ impl GpuIndex {
                 n_probes,
                 &mut probes.slice_mut(0..nb * n_probes),
                 bad,
+                start,
             )?;
             engine.profiler.lap(gpu, Stage::Coarse)?;
             let b = ScanBatch {
