@@ -221,6 +221,78 @@ fn assert_matches_cpu(
     }
 }
 
+/// A batch of queries and their probes into one index: [`Probed::check`] searches them
+/// with those probes and compares the result with the CPU's scan of the same lists.
+struct Probed<'a> {
+    engine: &'a IvfGpu,
+    index: &'a IvfIndex,
+    gindex: &'a GpuIndex,
+    base: &'a Matrix,
+    queries: &'a Matrix,
+    probes: &'a [i64],
+    n_probes: usize,
+}
+
+impl<'a> Probed<'a> {
+    fn new(
+        engine: &'a IvfGpu,
+        index: &'a IvfIndex,
+        gindex: &'a GpuIndex,
+        base: &'a Matrix,
+        queries: &'a Matrix,
+        probes: &'a [i64],
+        n_probes: usize,
+    ) -> Self {
+        Probed {
+            engine,
+            index,
+            gindex,
+            base,
+            queries,
+            probes,
+            n_probes,
+        }
+    }
+
+    /// [`Probed::check`] for every filter × k × scan path; returns how many it checked.
+    fn check_all(&self, filters: &[Filter], ks: &[usize], paths: &[ScanPath], ctx: &str) -> usize {
+        for filter in filters {
+            for &k in ks {
+                for &path in paths {
+                    self.gindex.set_scan_path(path);
+                    let ctx = format!("{ctx} {} k={k} {}", filter.name(), path.name());
+                    self.check(k, filter, &ctx);
+                }
+            }
+        }
+        filters.len() * ks.len() * paths.len()
+    }
+
+    fn check(&self, k: usize, filter: &Filter, ctx: &str) {
+        let found = self
+            .gindex
+            .search_with_probes(
+                self.engine,
+                self.queries,
+                self.probes,
+                self.n_probes,
+                k,
+                filter,
+            )
+            .unwrap();
+        assert_matches_cpu(
+            self.index,
+            self.base,
+            self.queries,
+            self.probes,
+            self.n_probes,
+            filter,
+            &found,
+            ctx,
+        );
+    }
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn every_variant_matches_the_cpu_reference() {
@@ -244,27 +316,14 @@ fn every_variant_matches_the_cpu_reference() {
                 let n_probes = 5;
                 let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
                 assert_best_lists(&index, &qf, &probes, n_probes, &format!("{dtype:?}"));
-                for filter in filters(base.rows, queries.rows, &mut rng) {
-                    for k in [1usize, 10, 100, 700] {
-                        for path in [ScanPath::PerQuery, ScanPath::ListMajor] {
-                            gindex.set_scan_path(path);
-                            let found = gindex
-                                .search_with_probes(
-                                    &engine, &queries, &probes, n_probes, k, &filter,
-                                )
-                                .unwrap();
-                            let ctx = format!(
-                                "{dtype:?} dim {dim} {metric:?} {} k={k} {}",
-                                filter.name(),
-                                path.name()
-                            );
-                            assert_matches_cpu(
-                                &index, &base, &queries, &probes, n_probes, &filter, &found, &ctx,
-                            );
-                            checked += 1;
-                        }
-                    }
-                }
+                let probed =
+                    Probed::new(&engine, &index, &gindex, &base, &queries, &probes, n_probes);
+                checked += probed.check_all(
+                    &filters(base.rows, queries.rows, &mut rng),
+                    &[1, 10, 100, 700],
+                    &[ScanPath::PerQuery, ScanPath::ListMajor],
+                    &format!("{dtype:?} dim {dim} {metric:?}"),
+                );
             }
         }
     }
@@ -319,25 +378,16 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
             }
             probes.extend(row);
         }
-        gindex.set_scan_path(ScanPath::ListMajor);
-        for filter in [
-            Filter::None,
-            Filter::Bitset(Filter::bitset(base.rows, |id| id % 5 != 2)),
-        ] {
-            for k in [1usize, 16, 100, 1000] {
-                let found = gindex
-                    .search_with_probes(&engine, &queries, &probes, n_probes, k, &filter)
-                    .unwrap();
-                let ctx = format!(
-                    "list-major {dtype:?} ({tile}) dim {dim} {metric:?} {} k={k}",
-                    filter.name()
-                );
-                assert_matches_cpu(
-                    &index, &base, &queries, &probes, n_probes, &filter, &found, &ctx,
-                );
-                checked += 1;
-            }
-        }
+        let probed = Probed::new(&engine, &index, &gindex, &base, &queries, &probes, n_probes);
+        checked += probed.check_all(
+            &[
+                Filter::None,
+                Filter::Bitset(Filter::bitset(base.rows, |id| id % 5 != 2)),
+            ],
+            &[1, 16, 100, 1000],
+            &[ScanPath::ListMajor],
+            &format!("{dtype:?} ({tile}) dim {dim} {metric:?}"),
+        );
         // The full search (coarse search included) agrees with the per-query path.
         for path in [ScanPath::PerQuery, ScanPath::ListMajor] {
             gindex.set_scan_path(path);
@@ -394,28 +444,18 @@ fn small_batches_cut_long_lists_over_blocks_and_match_the_cpu() {
         for metric in [Metric::L2, Metric::Ip] {
             let index = index_with_empty_list(&base, metric, 9, s);
             let gindex = GpuIndex::upload(&engine, &index).unwrap();
-            gindex.set_scan_path(ScanPath::PerQuery);
             for nq in [1usize, 3, 20] {
                 let queries = synthetic(nq, 48, 8, dtype, rng.next_u64());
                 for n_probes in [1usize, 3, 8] {
                     let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
-                    for filter in filters(base.rows, nq, &mut rng) {
-                        for k in [1usize, 10, 100] {
-                            let found = gindex
-                                .search_with_probes(
-                                    &engine, &queries, &probes, n_probes, k, &filter,
-                                )
-                                .unwrap();
-                            let ctx = format!(
-                                "{dtype:?} {metric:?} nq {nq} probes {n_probes} {} k={k} (seed {s})",
-                                filter.name()
-                            );
-                            assert_matches_cpu(
-                                &index, &base, &queries, &probes, n_probes, &filter, &found, &ctx,
-                            );
-                            checked += 1;
-                        }
-                    }
+                    let probed =
+                        Probed::new(&engine, &index, &gindex, &base, &queries, &probes, n_probes);
+                    checked += probed.check_all(
+                        &filters(base.rows, nq, &mut rng),
+                        &[1, 10, 100],
+                        &[ScanPath::PerQuery],
+                        &format!("{dtype:?} {metric:?} nq {nq} probes {n_probes} (seed {s})"),
+                    );
                 }
             }
         }
