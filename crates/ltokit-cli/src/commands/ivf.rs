@@ -431,7 +431,7 @@ fn bench(
                     batch.min(queries.rows) * p,
                     lists,
                 )? {
-                    Ok((_, tile)) => tile.name(),
+                    Ok(_) => engine.list_major_tile_arithmetic(base.dtype).name(),
                     Err(_) => "",
                 };
                 rows.push(ProbeRow {

@@ -58,6 +58,16 @@ const SCORES_SIGNATURE: &[Param] = coarse_signature!(
     Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
 );
 
+/// A batch of queries for the coarse search: `n` rows of `dtype` in `rows` (a view of
+/// any element type holding their bytes), the first numbered `base` by the caller — a
+/// non-finite value is reported as 1 + `base` + its row in `rows`.
+pub(crate) struct CoarseQueries<'q, 'a, T: DeviceElem> {
+    pub rows: &'q CudaView<'a, T>,
+    pub dtype: DType,
+    pub n: usize,
+    pub base: usize,
+}
+
 /// The arguments `coarse_signature!` puts first, as a launch takes them.
 struct QueryAndCentreArgs<'a> {
     centers: &'a DeviceCenters,
@@ -266,22 +276,18 @@ pub(crate) fn coarse_kernel(dim: usize, n_probes: usize) -> Result<KernelSpec> {
 }
 
 impl IvfGpu {
-    /// The `n_probes` best centres of each of `nq` queries (stored as `dtype`, row-major)
-    /// into `probes` (`nq × n_probes`, best first). A non-finite query value sets
-    /// `bad_query` to 1 + `query_base` + that query's index in `queries` (the caller zeroes
-    /// it; `query_base` numbers the first query as the caller does, e.g. a batch's start).
-    #[allow(clippy::too_many_arguments)]
+    /// The `n_probes` best centres of each query of `q` (row-major) into `probes`
+    /// (`q.n × n_probes`, best first). A non-finite query value sets `bad_query` to 1 +
+    /// `q.base` + that query's row (the caller zeroes it).
     pub(crate) fn coarse<T: DeviceElem>(
         &self,
         centers: &DeviceCenters,
-        queries: &CudaView<'_, T>,
-        dtype: DType,
-        nq: usize,
+        q: &CoarseQueries<'_, '_, T>,
         n_probes: usize,
         probes: &mut CudaViewMut<'_, i64>,
         bad_query: &mut CudaSlice<i32>,
-        query_base: usize,
     ) -> Result<()> {
+        let (queries, dtype, nq) = (q.rows, q.dtype, q.n);
         let dim = centers.dim;
         if queries.len() * std::mem::size_of::<T>() < nq * dim * dtype.size()
             || probes.len() < nq * n_probes
@@ -300,9 +306,7 @@ impl IvfGpu {
             return Ok(());
         }
         if nq >= MATRIX_MIN_QUERIES {
-            return self.coarse_by_matrix(
-                centers, queries, dtype, nq, n_probes, probes, bad_query, query_base,
-            );
+            return self.coarse_by_matrix(centers, q, n_probes, probes, bad_query);
         }
         let spec = coarse_kernel(dim, n_probes)?;
         let smem = spec.shared;
@@ -311,7 +315,7 @@ impl IvfGpu {
             .kernel(&spec.plan, spec.signature, spec.shared)?;
         let splits = coarse_splits(nq, centers.n);
         let per_split = centers.n.div_ceil(splits);
-        let args = QueryAndCentreArgs::new(centers, nq, dtype, query_base);
+        let args = QueryAndCentreArgs::new(centers, nq, dtype, q.base);
         let (per_split_i, probes_i) = (per_split as i32, n_probes as i32);
         let cfg = LaunchConfig {
             grid_dim: (nq.div_ceil(QUERIES_PER_BLOCK) as u32, splits as u32, 1),
@@ -382,18 +386,15 @@ impl IvfGpu {
 
     /// [`IvfGpu::coarse`] for large batches (arguments checked there): the score matrix of
     /// as many queries as [`MATRIX_MAX_ENTRIES`] allows at a time, then the selection.
-    #[allow(clippy::too_many_arguments)]
     fn coarse_by_matrix<T: DeviceElem>(
         &self,
         centers: &DeviceCenters,
-        queries: &CudaView<'_, T>,
-        dtype: DType,
-        nq: usize,
+        q: &CoarseQueries<'_, '_, T>,
         n_probes: usize,
         probes: &mut CudaViewMut<'_, i64>,
         bad_query: &mut CudaSlice<i32>,
-        query_base: usize,
     ) -> Result<()> {
+        let (queries, dtype, nq) = (q.rows, q.dtype, q.n);
         let [scores_spec, select_spec] = matrix_kernels(n_probes)?;
         let scores_k = self
             .kernels
@@ -411,8 +412,8 @@ impl IvfGpu {
         let (n_i, probes_i) = (n as i32, n_probes as i32);
         for start in (0..nq).step_by(part) {
             let nb = part.min(nq - start);
-            let q = queries.slice(start * per_query..(start + nb) * per_query);
-            let args = QueryAndCentreArgs::new(centers, nb, dtype, query_base + start);
+            let part_rows = queries.slice(start * per_query..(start + nb) * per_query);
+            let args = QueryAndCentreArgs::new(centers, nb, dtype, q.base + start);
             let nb_i = nb as i32;
             let cfg = LaunchConfig {
                 grid_dim: (
@@ -424,7 +425,7 @@ impl IvfGpu {
                 shared_mem_bytes: 0,
             };
             let launch = args
-                .push(Launch::on(gpu.stream(), &scores_k, cfg), &q)
+                .push(Launch::on(gpu.stream(), &scores_k, cfg), &part_rows)
                 .buffer_mut(&mut *matrix)
                 .buffer_mut(&mut *bad_query);
             // SAFETY: reads nb × dim query values of `dtype` (within the caller's checked
@@ -464,15 +465,18 @@ impl IvfGpu {
         let gpu = &self.gpu;
         let mut out = gpu.alloc::<i64>((n * n_probes).max(1))?;
         let mut bad = gpu.upload(&[0i32])?;
-        self.coarse(
-            centers,
+        let q = CoarseQueries {
             rows,
             dtype,
             n,
+            base: 0,
+        };
+        self.coarse(
+            centers,
+            &q,
             n_probes,
             &mut out.slice_mut(0..(n * n_probes).max(1)),
             &mut bad,
-            0,
         )?;
         let ids = gpu.download_prefix(&out, n * n_probes)?;
         if let Some(&b) = gpu.download(&bad)?.first().filter(|&&b| b > 0) {

@@ -93,14 +93,9 @@ impl KernelSet {
                 .filter(|s| !loaded.contains_key(&s.plan))
                 .collect()
         };
-        // One missing plan is loaded here too: a background preparation of a single plan
+        // Every missing plan, a single one too: a background preparation of one plan
         // (another tile's scan beside loaded grouping kernels) must not end without it,
         // or auto would keep waiting for a kernel no one loads.
-        if let [one] = missing.as_slice() {
-            return self
-                .kernel(&one.plan, one.signature, one.shared)
-                .map(|_| ());
-        }
         std::thread::scope(|scope| {
             let jobs: Vec<_> = missing
                 .iter()

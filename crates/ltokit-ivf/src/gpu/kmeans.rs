@@ -8,6 +8,7 @@
 use ltokit::launch::{CudaView, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param};
 use ltokit::Result;
 
+use super::coarse::CoarseQueries;
 use super::{DeviceCenters, IvfGpu};
 use crate::data::{DType, Matrix, Rng};
 use crate::kmeans::{adjust_small_lists, initial_centers, KMeansParams, ADJUST_THRESHOLD};
@@ -138,16 +139,13 @@ impl IvfGpu {
         let divide = self.kernels.kernel("kmeans_divide", DIVIDE_SIGNATURE, 0)?;
         let (n_i, dim_i, k_i, norm_i) = (n as i32, dim as i32, k as i32, i32::from(spherical));
         for it in 0..iters {
-            self.coarse(
-                &dev,
-                &points.slice(0..n * dim),
-                DType::F32,
+            let q = CoarseQueries {
+                rows: &points.slice(0..n * dim),
+                dtype: DType::F32,
                 n,
-                1,
-                &mut labels.slice_mut(0..n),
-                &mut bad,
-                0,
-            )?;
+                base: 0,
+            };
+            self.coarse(&dev, &q, 1, &mut labels.slice_mut(0..n), &mut bad)?;
             gpu.clear(&mut sums)?;
             gpu.clear(&mut counts)?;
             let blocks = (n * 32).div_ceil(256).clamp(1, 132 * 16) as u32;

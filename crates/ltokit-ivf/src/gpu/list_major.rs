@@ -372,8 +372,8 @@ impl IvfGpu {
     }
 
     /// The queries per tile a list-major scan of this shape runs with on this device
-    /// (the preferred number, lowered until the block fits the shared memory) and the
-    /// tile arithmetic for it, or why it cannot run.
+    /// (the preferred number, lowered until the block fits the shared memory), or why it
+    /// cannot run.
     pub fn list_major_tile(
         &self,
         dtype: DType,
@@ -381,7 +381,7 @@ impl IvfGpu {
         k: usize,
         n_pairs: usize,
         n_lists: usize,
-    ) -> Result<std::result::Result<(usize, LmTile), String>> {
+    ) -> Result<std::result::Result<usize, String>> {
         let cap = capacity(k)?;
         let limit = self.shared_limit()?;
         let tile = self.list_major_tile_arithmetic(dtype);
@@ -389,7 +389,7 @@ impl IvfGpu {
         loop {
             let need = shared_bytes(tile, dim, k, qt)?;
             if need <= limit {
-                return Ok(Ok((qt, tile)));
+                return Ok(Ok(qt));
             }
             if qt == 16 {
                 return Ok(Err(format!(
@@ -447,7 +447,8 @@ impl IvfGpu {
                 i32::MAX
             )));
         }
-        let (qt, tile) = self
+        let tile = self.list_major_tile_arithmetic(lists.dtype);
+        let qt = self
             .list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
             .map_err(Error::InvalidArgument)?;
         let [scan, count, offsets, fill, merge] =

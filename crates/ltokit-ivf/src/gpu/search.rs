@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use ltokit::launch::{CudaView, CudaViewMut, DeviceElem};
 use ltokit::{Error, Result};
 
-use super::coarse::coarse_kernels;
+use super::coarse::{coarse_kernels, CoarseQueries};
 use super::list_major::{list_major_kernels, ScanPathCell};
 use super::profile::Stage;
 use super::scan::{candidate_sets, scan_kernels, ScanBatch};
@@ -161,20 +161,9 @@ impl GpuIndex {
         let path = self.scan_path.get();
         let mut specs = coarse_kernels(self.dim, n_probes, batch, self.centers.len())?;
         let list_major = if engine.use_list_major(path, &self.lists, batch, n_probes, k)? {
-            // The tile of a full batch (a last, smaller one may load its own).
-            let tile = match engine.list_major_tile(
-                self.dtype,
-                self.dim,
-                k,
-                batch * n_probes,
-                self.lists.n_lists,
-            )? {
-                Ok((_, tile)) => tile,
-                Err(why) => return Err(Error::InvalidArgument(why)),
-            };
             let lm = list_major_kernels(
                 &self.lists,
-                tile,
+                engine.list_major_tile_arithmetic(self.dtype),
                 self.metric,
                 filter,
                 k,
@@ -215,15 +204,18 @@ impl GpuIndex {
             let nb = batch.min(nq - start);
             let q = queries.slice(start * per_query..(start + nb) * per_query);
             engine.profiler.begin(gpu)?;
+            let batch_queries = CoarseQueries {
+                rows: &q,
+                dtype: self.dtype,
+                n: nb,
+                base: start,
+            };
             engine.coarse(
                 &self.centers,
-                &q,
-                self.dtype,
-                nb,
+                &batch_queries,
                 n_probes,
                 &mut probes.slice_mut(0..nb * n_probes),
                 bad,
-                start,
             )?;
             engine.profiler.lap(gpu, Stage::Coarse)?;
             let b = ScanBatch {
