@@ -24,6 +24,7 @@
 #define IVF_COARSE_Q 8
 #define IVF_COARSE_C 128
 #define IVF_COARSE_K 32
+#define IVF_COARSE_THREADS (32 * IVF_COARSE_Q)
 
 // dtype codes: 0 f32, 1 f16, 2 i8, 3 u8. metric codes: 0 l2, 1 ip, 2 cosine.
 __device__ __forceinline__ float coarse_load(const unsigned char* q, long long j, int dtype) {
@@ -82,7 +83,11 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
         float acc[4] = {0.f, 0.f, 0.f, 0.f};
         for (int k0 = 0; k0 < dim; k0 += IVF_COARSE_K) {
             __syncthreads();
-            for (int i = threadIdx.x; i < IVF_COARSE_C * IVF_COARSE_K; i += nthreads) {
+            // A constant stride, unrolled: each thread's 16 loads are in flight together
+            // (a loop over blockDim.x waited on each in turn: one round trip a load).
+            #pragma unroll
+            for (int r = 0; r < IVF_COARSE_C * IVF_COARSE_K / IVF_COARSE_THREADS; ++r) {
+                const int i = threadIdx.x + r * IVF_COARSE_THREADS;
                 const int c = i / IVF_COARSE_K, kk = i % IVF_COARSE_K;
                 float v = 0.f;
                 if (c0 + c < c_end && k0 + kk < dim) v = centers[(long long)(c0 + c) * dim + k0 + kk];
@@ -121,7 +126,7 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
 }
 
 #define IVF_COARSE_KERNEL(CAP)                                                              \
-    extern "C" __global__ void __launch_bounds__(32 * IVF_COARSE_Q) ivf_coarse_c##CAP##_kernel(IVF_COARSE_PARAMS) { \
+    extern "C" __global__ void __launch_bounds__(IVF_COARSE_THREADS) ivf_coarse_c##CAP##_kernel(IVF_COARSE_PARAMS) { \
         ivf_coarse_body<CAP>(IVF_COARSE_ARGS);                                                \
     }
 IVF_FOR_EACH_CAPACITY(IVF_COARSE_KERNEL)
@@ -151,7 +156,9 @@ extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
         for (int b = 0; b < 4; ++b) acc[a][b] = 0.f;
     for (int k0 = 0; k0 < dim; k0 += IVF_GEMM_K) {
         __syncthreads();
-        for (int e = threadIdx.x; e < IVF_GEMM_T * IVF_GEMM_K; e += blockDim.x) {
+        #pragma unroll
+        for (int u = 0; u < IVF_GEMM_T * IVF_GEMM_K / 256; ++u) {  // loads in flight together
+            const int e = threadIdx.x + u * 256;
             const int r = e / IVF_GEMM_K, kk = e % IVF_GEMM_K;
             float qv = 0.f, cv = 0.f;
             if (k0 + kk < dim) {
@@ -209,11 +216,16 @@ __device__ __forceinline__ void ivf_coarse_select_body(
     int* id = top_i + warp * CAP;
     topk_init<CAP>(d, id, lane);
     const float* row = scores + (long long)q * n_centers;
-    float thr = __int_as_float(0x7f800000);
+    const float inf = __int_as_float(0x7f800000);
+    float thr = inf;
+    // The next 32 scores are loaded before the current ones are offered, so that the
+    // load's round trip overlaps the insertions.
+    float next = lane < n_centers ? row[lane] : inf;
     for (int c0 = 0; c0 < n_centers; c0 += 32) {
-        const int c = c0 + lane;
-        const float s = c < n_centers ? row[c] : __int_as_float(0x7f800000);
-        thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, c);
+        const float s = next;
+        const int c_next = c0 + 32 + lane;
+        next = c_next < n_centers ? row[c_next] : inf;
+        thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, c0 + lane);
     }
     long long* out = out_probes + (long long)q * n_probes;
     for (int j = lane; j < n_probes; j += 32) out[j] = id[j] >= 0 ? id[j] : 0;

@@ -63,6 +63,9 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
     const uint4* g = reinterpret_cast<const uint4*>(group);
     const uint4* q = reinterpret_cast<const uint4*>(staged);
     const int chunks = dim / 16;
+    // Unrolled so that eight chunks' loads are in flight at once: a small batch's scan is
+    // one load round trip after another otherwise.
+    #pragma unroll 8
     for (int c = 0; c < chunks; ++c) {
         const uint4 x = g[c * 32 + lane];
         const uint4 qv = q[c];
@@ -124,6 +127,7 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
     const float* q = reinterpret_cast<const float*>(staged);
     float acc = 0.f, xn = 0.f;
     const int chunks = dim / VECLEN;
+    #pragma unroll 8  // eight chunks' loads in flight at once (as above)
     for (int c = 0; c < chunks; ++c) {
         Chunk ch = g[c * 32 + lane];
         #pragma unroll

@@ -45,6 +45,33 @@ __device__ __forceinline__ float lm_bound_score(unsigned int key) {
     return __uint_as_float(o & 0x80000000u ? o & 0x7fffffffu : ~o);
 }
 
+// Candidate j of slot i's step list (n of them, rows from `base` of a list of `size`):
+// its score, or +inf where there is none or the filter drops it, and its row position.
+struct LmOffer { float s; int row; };
+__device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const unsigned char* cand_row, int i, int j,
+                                                int n, int base, int size, const long long* list_ids, int query,
+                                                const unsigned int* filter, long long filter_words) {
+    LmOffer o = {__int_as_float(0x7f800000), 0};
+    if (j < n) {
+        o.row = base + cand_row[i * LM_STEP_ROWS + j];
+        if (o.row < size && ivf_keep(list_ids[o.row], query, filter, filter_words)) o.s = cand_score[i * LM_STEP_ROWS + j];
+    }
+    return o;
+}
+
+// Inserts (s, row) into a warp's sorted list of k ≤ 32 entries held one a lane (lane j:
+// entry j), after the entries that score at most s; s must beat entry k − 1. Returns the
+// new k-th score. Lanes at and past k hold whatever shifts into them.
+__device__ __forceinline__ float lm_insert(float& d, int& p, int k, int lane, float s, int row) {
+    const unsigned lanes_k = k >= 32 ? IVF_FULL : (1u << k) - 1u;
+    const int at = __popc(__ballot_sync(IVF_FULL, d <= s) & lanes_k);
+    const float ud = __shfl_up_sync(IVF_FULL, d, 1);
+    const int up = __shfl_up_sync(IVF_FULL, p, 1);
+    if (lane > at) { d = ud; p = up; }
+    else if (lane == at) { d = s; p = row; }
+    return __shfl_sync(IVF_FULL, d, k - 1);
+}
+
 template <int CAP>
 __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
 {
@@ -117,19 +144,42 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             int* pos = top_pos + i * CAP;
             const float qb = qbound[i];
             const int n = cand_count[i];
-            float t = fminf(d[k - 1], qb);
-            for (int j0 = 0; j0 < n; j0 += 32) {
-                const int j = j0 + lane;
-                float s = inf;
-                int row = 0;
-                if (j < n) {
-                    row = base + cand_row[i * LM_STEP_ROWS + j];
-                    if (row < size && ivf_keep(ids[off + row], query_base + qidx[i], filter, filter_words))
-                        s = cand_score[i * LM_STEP_ROWS + j];
+            float kth;
+            if (CAP <= 32) {
+                // The list in registers while the step's rows are offered (lane j holds
+                // entry j): an insertion is a few shuffles instead of a shared-memory
+                // shift with two warp barriers.
+                kth = d[k - 1];
+                if (n > 0) {
+                    float rd = lane < k ? d[lane] : inf;
+                    int rp = lane < k ? pos[lane] : -1;
+                    float t = fminf(kth, qb);
+                    for (int j0 = 0; j0 < n; j0 += 32) {
+                        const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, base, size,
+                                                       ids + off, query_base + qidx[i], filter, filter_words);
+                        unsigned m = __ballot_sync(IVF_FULL, c.s < t);
+                        while (m) {
+                            const int src = __ffs(m) - 1;
+                            m &= m - 1;
+                            const float cs = __shfl_sync(IVF_FULL, c.s, src);
+                            const int crow = __shfl_sync(IVF_FULL, c.row, src);
+                            if (cs < t) {
+                                kth = lm_insert(rd, rp, k, lane, cs, crow);
+                                t = fminf(kth, qb);
+                            }
+                        }
+                    }
+                    if (lane < k) { d[lane] = rd; pos[lane] = rp; }
                 }
-                t = topk_offer<CAP>(d, pos, k, lane, t, s, row);
+            } else {
+                float t = fminf(d[k - 1], qb);
+                for (int j0 = 0; j0 < n; j0 += 32) {
+                    const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, base, size,
+                                                   ids + off, query_base + qidx[i], filter, filter_words);
+                    t = topk_offer<CAP>(d, pos, k, lane, t, c.s, c.row);
+                }
+                kth = d[k - 1];
             }
-            const float kth = d[k - 1];
             if (lane == 0) {
                 if (kth < qb) atomicMax(&bound[qidx[i]], lm_bound_key(kth));
                 thr[i] = fminf(kth, qb);

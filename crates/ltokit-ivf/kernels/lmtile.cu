@@ -1,52 +1,54 @@
 // Device-function fragment: the list-major scan's tile arithmetic for one data type.
-// Defines: IVF_DTYPE_{f32,f16,i8,u8}. Whether the accumulator is an L2 distance or a dot
+// Defines: IVF_DTYPE_{f32,f16,i8,u8}, and LM_MMA for the sm_80 tiles. Whether the accumulator is an L2 distance or a dot
 // product comes from the metric fragment (ivf_metric_l2, a constant after linking), so
 // one fragment per type serves every metric.
 //
 // The block computes a (qt queries) × (64 rows) tile of inner products, turns each into
 // the metric's score and keeps those that beat their query's threshold (LmCandidates).
 //
-// f16, i8 and u8 use the tensor cores (WMMA 16×16×16: f16 with f32 accumulation, 8-bit
-// with exact 32-bit integer accumulation). Queries and rows are staged in their own type,
-// one per shared-memory row (query i at i × ld, row r at r × ld; ld = the dimension
-// rounded up to 16, plus 16 bytes against bank conflicts), so that the query tile is a
-// row-major A and the rows a column-major B; warp w computes the 16×16 output tiles of
-// row block w % 4 against query blocks w / 4 and w / 4 + 2 and stores them; the block then
-// scores the stored dot products, a warp's 32 lanes on 32 rows of one query. An 8-bit L2 distance
-// (‖q‖² + ‖x‖² − 2 q·x, all integers) is exact, as in the per-query scan.
+// Two families of tiles. Built with LM_MMA (fragments lmtile_<type>tc, compiled for sm_80,
+// where mma.sync takes TF32, f16 at m16n8k16 and 8-bit at m16n8k32), every type runs on
+// the tensor cores with its products left in registers: warp w multiplies step rows
+// 8w .. 8w + 7 against every 16-query block of the tile and scores its own accumulators
+// — no product goes through shared memory, and no second pass reads them back. f16 and
+// 8-bit fragments load through ldmatrix; f32 runs as 3xTF32 (below). 8-bit products and
+// sums are exact (32-bit integers); f16 products accumulate in f32.
 //
-// f32 has two tiles. Built with LM_TF32 (fragment lmtile_f32tc, compiled for sm_80, where
-// mma.sync takes TF32), it runs on the tensor cores as 3xTF32 (below), staged row-major
-// like the WMMA types. Otherwise it stays on the CUDA cores in f32: queries and rows are
-// staged dimension-major
-// (slot d of query i at d × (qt + 4) + i, of row r at d × 64 + r) so that a thread reads
-// its 4 rows and its QPT queries (qt = 16 × QPT) with one vector load each, and scores
-// its QPT × 4 products in registers. Its L2 distance is formed from the norms the same
-// way, in f32, clamped at 0.
+// Without LM_MMA (sm_75, or to compare) f16, i8 and u8 use WMMA 16×16×16 (f16 with f32
+// accumulation, 8-bit exact): warp w computes the 16×16 output tiles of row block w % 4
+// against query blocks w / 4 and w / 4 + 2 and stores them; the block then scores the
+// stored dot products, a warp's 32 lanes on 32 rows of one query. f32 stays on the CUDA
+// cores: queries and rows are staged dimension-major (slot d of query i at d × (qt + 4)
+// + i, of row r at d × 64 + r) so that a thread reads its 4 rows and its QPT queries
+// (qt = 16 × QPT) with one vector load each, and scores its QPT × 4 products in
+// registers.
+//
+// Every tensor-core tile stages queries and rows in their own type, one per shared-memory
+// row (query i at i × ld, row r at r × ld; ld = the dimension rounded up to the k step's
+// multiple, 16 or 32 values, plus 16 bytes against bank conflicts). L2 distances are
+// formed from the norms (‖q‖² + ‖x‖² − 2 q·x): exact for 8-bit types, clamped at 0 in f32.
 #include <cuda_fp16.h>
 #include "ivf_abi.cuh"
 
-#if defined(IVF_DTYPE_f32) && defined(LM_TF32)
-typedef float T;
-#define LM_ROW_MAJOR 1
-#elif defined(IVF_DTYPE_f32)
+#if defined(IVF_DTYPE_f32)
 typedef float T;
 #elif defined(IVF_DTYPE_f16)
 typedef __half T;
-#define LM_WMMA 1
-#define LM_ROW_MAJOR 1
 #elif defined(IVF_DTYPE_i8)
 typedef signed char T;
-#define LM_WMMA 1
-#define LM_ROW_MAJOR 1
 #define IVF_BYTES 1
 #elif defined(IVF_DTYPE_u8)
 typedef unsigned char T;
-#define LM_WMMA 1
-#define LM_ROW_MAJOR 1
 #define IVF_BYTES 1
 #else
 #error "define IVF_DTYPE_<f32|f16|i8|u8>"
+#endif
+
+#if defined(LM_MMA)
+#define LM_ROW_MAJOR 1
+#elif !defined(IVF_DTYPE_f32)
+#define LM_WMMA 1
+#define LM_ROW_MAJOR 1
 #endif
 
 #define LM_WARPS (LM_THREADS / 32)
@@ -75,7 +77,12 @@ __device__ __forceinline__ Sum lm_square(T v) {
 // (WMMA only: dots [qt][LM_ACC_STRIDE] (Sum),) Qs [qt][ld] and Xs [64][ld] of T,
 // xpart [LM_WARPS][64], xn [64], qn [qt] (Sum). Every part starts 32-byte aligned, as
 // WMMA needs.
+// The staged width: the dimension rounded up to the k step (8-bit mma: 32 values).
+#if defined(LM_MMA) && defined(IVF_BYTES)
+__device__ __forceinline__ int lm_kpad(int dim) { return (dim + 31) / 32 * 32; }
+#else
 __device__ __forceinline__ int lm_kpad(int dim) { return (dim + 15) / 16 * 16; }
+#endif
 struct LmWork {
     Sum* dots;
     T* qs;
@@ -329,17 +336,16 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
         }
     }
 }
-#elif defined(LM_TF32)
-// 3xTF32 on the tensor cores (mma.sync m16n8k8, sm_80+): warp w multiplies step rows
-// 8w .. 8w + 7 against every 16-query block of the tile. Each operand is split into its
-// TF32 part (the f32 bits with the low 13 mantissa bits cleared) and the rest (exact in
-// f32, which the tensor core truncates to TF32 in turn: |v − big − small| ≤ 2^-20 |v|),
-// and the product is formed as small·big + big·small + big·big with f32 accumulation:
-// the dropped small·small term and the truncations leave a relative error of a few
-// 2^-20 of Σ|q_d x_d| — the order of f32's own rounding over a long sum — at three
-// tensor-core instructions for each 16 × 8 × 8 block of products. (cvt.rna.tf32.f32
-// would round instead of truncating, but sm_90 runs it as a dozen integer instructions,
-// which cost more than the products.)
+#elif defined(LM_MMA)
+#if defined(IVF_DTYPE_f32)
+// 3xTF32 (mma.sync m16n8k8): each operand is split into its TF32 part (the f32 bits with
+// the low 13 mantissa bits cleared) and the rest (exact in f32, which the tensor core
+// truncates to TF32 in turn: |v − big − small| ≤ 2^-20 |v|), and the product is formed as
+// small·big + big·small + big·big with f32 accumulation: the dropped small·small term and
+// the truncations leave a relative error of a few 2^-20 of Σ|q_d x_d| — the order of
+// f32's own rounding over a long sum — at three tensor-core instructions for each 16 × 8
+// × 8 block of products. (cvt.rna.tf32.f32 would round instead of truncating, but sm_90
+// runs it as a dozen integer instructions, which cost more than the products.)
 // v's TF32 part and the rest, as the mma's .tf32 operands.
 __device__ __forceinline__ void lm_split(float v, unsigned& big, unsigned& small) {
     big = __float_as_uint(v) & 0xffffe000u;
@@ -353,17 +359,12 @@ __device__ __forceinline__ void lm_mma_tf32(float (&c)[4], const unsigned (&a)[4
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// Warp w's products of step rows 8w .. 8w + 7 with the tile's MT 16-query blocks.
 template <int MT>
-__device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandidates& cand) {
+__device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[MT][4]) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
-    const int n0 = warp * 8;
-    float c[MT][4];
-    #pragma unroll
-    for (int m = 0; m < MT; ++m)
-        #pragma unroll
-        for (int j = 0; j < 4; ++j) c[m][j] = 0.f;
-    const float* xb = w.xs + (n0 + g) * w.ld + t;
+    const float* xb = w.xs + (warp * 8 + g) * w.ld + t;
     const float* qa = w.qs + g * w.ld + t;
     const int kpad = lm_kpad(dim);
     #pragma unroll 2
@@ -385,10 +386,84 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
             lm_mma_tf32(c[m], big, b0, b1);
         }
     }
-    // Accumulator j of block m: query 16 m + g (+ 8 for j ≥ 2), step row n0 + 2 t (+ 1
-    // for odd j).
-    const int r0 = n0 + 2 * t;
-    const float xn0 = lm_row_norm(w, r0), xn1 = lm_row_norm(w, r0 + 1);
+}
+#else
+// f16 (m16n8k16, f32 accumulation) and 8-bit (m16n8k32, s32 accumulation): a k step is
+// 32 bytes of each row. Fragments load with ldmatrix, which hands lane l the 16-bit pair
+// (row l / 4, pair l % 4) of each 8 × 8 matrix of 16-bit values — the mma's A and B
+// register layouts for both types (an 8-bit quadruple is two 16-bit values).
+__device__ __forceinline__ unsigned lm_shared_address(const void* p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+// A: four 8 × 8 matrices, lanes 8j .. 8j + 7 giving matrix j's row addresses.
+__device__ __forceinline__ void lm_ldsm_x4(unsigned (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(lm_shared_address(p)));
+}
+// B: two 8 × 8 matrices, lanes 0 .. 15 giving the row addresses.
+__device__ __forceinline__ void lm_ldsm_x2(unsigned& r0, unsigned& r1, const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(r0), "=r"(r1)
+                 : "r"(lm_shared_address(p)));
+}
+// The mma form of the type, and its accumulator's register constraint.
+#if defined(IVF_DTYPE_f16)
+#define LM_MMA_FORM "m16n8k16.row.col.f32.f16.f16.f32"
+#define LM_ACC "f"
+#elif defined(IVF_DTYPE_i8)
+#define LM_MMA_FORM "m16n8k32.row.col.s32.s8.s8.s32"
+#define LM_ACC "r"
+#else
+#define LM_MMA_FORM "m16n8k32.row.col.s32.u8.u8.s32"
+#define LM_ACC "r"
+#endif
+__device__ __forceinline__ void lm_mma_op(Sum (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned." LM_MMA_FORM " "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+" LM_ACC(c[0]), "+" LM_ACC(c[1]), "+" LM_ACC(c[2]), "+" LM_ACC(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Warp w's products of step rows 8w .. 8w + 7 with the tile's MT 16-query blocks.
+template <int MT>
+__device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[MT][4]) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    constexpr int KSTEP = 32 / (int)sizeof(T);  // values in a k step (32 bytes)
+    constexpr int HALF = KSTEP / 2;             // values in one 8 × 8 matrix's row
+    // B: matrix 0 = rows 8w .. 8w + 7 at k0 (lanes 0–7), matrix 1 the same at k0 + HALF
+    // (lanes 8–15). A: rows 0–7 and 8–15 of the query block at k0, then at k0 + HALF.
+    const T* xb = w.xs + (warp * 8 + (lane & 7)) * w.ld + ((lane >> 3) & 1) * HALF;
+    const T* qa = w.qs + ((lane & 7) + ((lane >> 3) & 1) * 8) * w.ld + (lane >> 4) * HALF;
+    const int kpad = lm_kpad(dim);
+    for (int k0 = 0; k0 < kpad; k0 += KSTEP) {
+        unsigned b0, b1;
+        lm_ldsm_x2(b0, b1, xb + k0);
+        #pragma unroll
+        for (int m = 0; m < MT; ++m) {
+            unsigned a[4];
+            lm_ldsm_x4(a, qa + m * 16 * w.ld + k0);
+            lm_mma_op(c[m], a, b0, b1);
+        }
+    }
+}
+#endif
+
+// Scores warp w's accumulators and keeps those under their query's threshold. Accumulator
+// j of block m: query 16 m + g (+ 8 for j ≥ 2), step row 8 w + 2 t (+ 1 for odd j).
+template <int MT>
+__device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandidates& cand) {
+    Sum c[MT][4];
+    #pragma unroll
+    for (int m = 0; m < MT; ++m)
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) c[m][j] = Sum(0);
+    lm_products<MT>(dim, w, c);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int r0 = warp * 8 + 2 * t;
+    const Sum xn0 = lm_row_norm(w, r0), xn1 = lm_row_norm(w, r0 + 1);
     const bool l2 = ivf_metric_l2();
     #pragma unroll
     for (int m = 0; m < MT; ++m) {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ltokit::cache::CacheConfig;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{synthetic, Rng};
-use ltokit_ivf::gpu::{DeviceLists, F32Tile, GpuIndex, IvfGpu, Neighbors, ScanPath, EXACT_CHUNK};
+use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, Neighbors, ScanPath, TileArith, EXACT_CHUNK};
 use ltokit_ivf::kmeans::{assign_cpu, train, training_set, KMeansParams};
 use ltokit_ivf::reference::{coarse, exact, scan_lists};
 use ltokit_ivf::{DType, Filter, IvfIndex, Matrix, Metric};
@@ -336,18 +336,20 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
     let engine = engine();
     let mut rng = Rng::new(seed());
     let mut checked = 0;
-    // (type, dimension, f32 tile): vector-width chunks, an odd dimension, an image-sized
-    // 8-bit one; f32 both ways (3xTF32 tensor cores where the GPU has them, and CUDA-core
-    // FMA) for every tile size.
+    // (type, dimension): vector-width chunks, an odd dimension (padded to the k step), an
+    // image-sized 8-bit one; every type both ways (mma.sync where the GPU has it, and the
+    // portable FMA / WMMA tiles) for every tile size.
     let shapes = [
-        (DType::F32, 48, F32Tile::TensorCores),
-        (DType::F32, 48, F32Tile::CudaCores),
-        (DType::F16, 40, F32Tile::TensorCores),
-        (DType::I8, 35, F32Tile::TensorCores),
-        (DType::U8, 784, F32Tile::TensorCores),
+        (DType::F32, 48),
+        (DType::F16, 40),
+        (DType::I8, 35),
+        (DType::U8, 784),
     ];
-    for (si, &(dtype, dim, f32_tile)) in shapes.iter().enumerate() {
-        engine.set_f32_tile(f32_tile);
+    let shapes = shapes
+        .iter()
+        .flat_map(|&(dtype, dim)| TileArith::ALL.map(|arith| (dtype, dim, arith)));
+    for (si, (dtype, dim, arith)) in shapes.enumerate() {
+        engine.set_tile_arith(arith);
         let tile = engine.list_major_tile_arithmetic(dtype).name();
         let s = rng.next_u64();
         let n_lists = 16;
@@ -408,7 +410,7 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
             );
         }
     }
-    engine.set_f32_tile(F32Tile::TensorCores);
+    engine.set_tile_arith(TileArith::Mma);
     // A shape beyond the block's shared memory is refused by name when forced.
     let base = synthetic(300, 4096, 4, DType::F32, 1);
     let index = index_with_empty_list(&base, Metric::L2, 4, 1);
@@ -477,8 +479,8 @@ fn auto_takes_the_list_major_scan_once_its_one_missing_kernel_has_loaded() {
     let index = index_with_empty_list(&base, Metric::L2, 64, s);
     let gindex = GpuIndex::upload(&engine, &index).unwrap();
     gindex.set_scan_path(ScanPath::Auto);
-    for tile in [F32Tile::TensorCores, F32Tile::CudaCores] {
-        engine.set_f32_tile(tile);
+    for tile in TileArith::ALL {
+        engine.set_tile_arith(tile);
         gindex
             .search(&engine, &queries, 10, 8, &Filter::None)
             .unwrap();
@@ -496,7 +498,7 @@ fn auto_takes_the_list_major_scan_once_its_one_missing_kernel_has_loaded() {
         );
         assert_eq!(found.ids.len(), queries.rows * 10);
     }
-    engine.set_f32_tile(F32Tile::TensorCores);
+    engine.set_tile_arith(TileArith::Mma);
     println!("auto switched to the list-major scan for both f32 tiles (seed {s})");
 }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{parse_synthetic, read_vectors, synthetic_pair};
-use ltokit_ivf::gpu::{DeviceLists, F32Tile, GpuIndex, IvfGpu, ScanPath, EXACT_CHUNK};
+use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, ScanPath, TileArith, EXACT_CHUNK};
 use ltokit_ivf::kmeans::KMeansParams;
 use ltokit_ivf::{Filter, IvfIndex, Matrix, Metric};
 
@@ -97,10 +97,11 @@ pub enum IvfCommand {
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
-        /// The tile of list-major scans of f32 lists: tensor-cores (3xTF32, where the GPU
-        /// has them; f32-level accuracy) or cuda-cores (FMA).
-        #[arg(long, default_value = "tensor-cores")]
-        f32_tile: String,
+        /// The tiles of list-major scans: mma (mma.sync on the tensor cores where the GPU
+        /// has it, sm_80 on: 3xTF32 for f32, f16, exact 8-bit) or portable (FMA for f32,
+        /// WMMA for f16 and 8-bit: what sm_75 runs).
+        #[arg(long, default_value = "mma")]
+        tile: String,
         #[command(flatten)]
         cache: CacheArgs,
     },
@@ -207,7 +208,7 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
             metric,
             reps,
             json,
-            f32_tile,
+            tile,
             cache,
         } => {
             let scans = scan
@@ -225,7 +226,7 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
                 metric.parse()?,
                 reps,
                 json,
-                F32Tile::parse(&f32_tile)?,
+                TileArith::parse(&tile)?,
                 &cache,
             );
         }
@@ -251,8 +252,9 @@ struct ProbeRow {
     rows_per_query: f64,
     /// One call of `batch` queries, device-resident, waited for (median of 30): latency.
     device_call_ms: f64,
-    /// The tile arithmetic a list-major scan of this batch shape uses (f32, f32tc, f16,
-    /// i8, u8), whichever path ran; empty where none fits.
+    /// The tile arithmetic a list-major scan of this batch shape uses (`f32tc`, `f16tc`,
+    /// `i8tc`, `u8tc` for mma.sync; `f32`, `f16`, `i8`, `u8` for the portable tiles),
+    /// whichever path ran; empty where none fits.
     list_major_tile: &'static str,
     /// Where one device-resident pass over all queries spends its time, stage by stage
     /// (each stage waited for: a little slower than an unprofiled pass).
@@ -271,7 +273,7 @@ fn bench(
     metric: Metric,
     reps: usize,
     json: bool,
-    f32_tile: F32Tile,
+    tile_arith: TileArith,
     cache: &CacheArgs,
 ) -> anyhow::Result<ExitCode> {
     let query_rows = match query_spec.strip_prefix("synthetic:") {
@@ -306,7 +308,7 @@ fn bench(
     );
     let started = Instant::now();
     let engine = engine(cache)?;
-    engine.set_f32_tile(f32_tile);
+    engine.set_tile_arith(tile_arith);
     let context_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let (index, build_times) = ltokit_ivf::build::build_timed(
@@ -463,7 +465,7 @@ fn bench(
         let v = serde_json::json!({
             "base": base_spec, "rows": base.rows, "dim": base.dim, "dtype": base.dtype.name(), "queries": queries.rows,
             "lists": lists, "k": k, "batch": batch, "metric": metric.name(), "gpu": engine.gpu().name(),
-            "f32_tile": f32_tile.name(),
+            "tile_arith": tile_arith.name(),
             "context_s": context_s, "build_s": build_s, "build_breakdown_s": build_times, "ground_truth_s": truth_s, "first_search_ms": first_search_ms,
             "results": rows, "cache": stats,
         });

@@ -10,7 +10,7 @@ use ltokit::launch::{
 };
 use ltokit::{Error, Result};
 
-use super::scan::merge_kernel;
+use super::merge::{merge_kernel, SORT_MAX_CANDIDATES};
 use super::workspace::Buffer;
 use super::{capacity, coarse_plan_name, dtype_code, IvfGpu, KernelSpec};
 use crate::data::DType;
@@ -141,16 +141,24 @@ const SELECT_QUERIES_PER_BLOCK: usize = 8;
 const SPREAD_BLOCKS: usize = 132;
 /// Most splits of the centres.
 const MAX_SPLITS: usize = 64;
+/// Centres a split takes at least, and the granularity of a split: one a lane of each
+/// warp (a split may be narrower than a 128-row tile; the tile's other rows are zeros).
+const SPLIT_GRANULE: usize = 32;
 
-/// How many parts the centres are split into for `nq` queries over `n_centers` centres:
-/// one when the batch fills the GPU by itself, else enough parts of whole tiles to reach
-/// about [`SPREAD_BLOCKS`] blocks.
-pub(crate) fn coarse_splits(nq: usize, n_centers: usize) -> usize {
+/// How many parts the centres are split into for `nq` queries over `n_centers` centres
+/// and `n_probes` probes: one when the batch fills the GPU by itself, else enough parts
+/// (of whole 32-centre granules) to reach about [`SPREAD_BLOCKS`] blocks, as long as the
+/// merge of the splits' `splits × n_probes` candidates stays within the block-wide sort.
+/// A block's time is a chain of tile loads and insertions: the fewer centres a split, the
+/// shorter the chain a single query waits on.
+pub(crate) fn coarse_splits(nq: usize, n_centers: usize, n_probes: usize) -> usize {
     let blocks = nq.div_ceil(QUERIES_PER_BLOCK).max(1);
-    let tiles = n_centers.div_ceil(TILE_ROWS).max(1);
-    let wanted = (SPREAD_BLOCKS / blocks).clamp(1, MAX_SPLITS).min(tiles);
-    // Whole tiles per split, then as many splits as that takes.
-    let per_split = tiles.div_ceil(wanted) * TILE_ROWS;
+    let by_merge = (SORT_MAX_CANDIDATES / n_probes.max(1)).max(1);
+    let wanted = (SPREAD_BLOCKS / blocks).clamp(1, MAX_SPLITS).min(by_merge);
+    let per_split = n_centers
+        .div_ceil(wanted)
+        .next_multiple_of(SPLIT_GRANULE)
+        .max(SPLIT_GRANULE);
     n_centers.div_ceil(per_split).max(1)
 }
 
@@ -235,8 +243,9 @@ pub(crate) fn coarse_kernels(
         return Ok(matrix_kernels(n_probes)?.to_vec());
     }
     let mut specs = vec![coarse_kernel(dim, n_probes)?];
-    if coarse_splits(nq, n_centers) > 1 {
-        specs.push(merge_kernel(Metric::L2, n_probes)?);
+    let splits = coarse_splits(nq, n_centers, n_probes);
+    if splits > 1 {
+        specs.push(merge_kernel(Metric::L2, n_probes, nq, splits * n_probes)?);
     }
     Ok(specs)
 }
@@ -313,7 +322,7 @@ impl IvfGpu {
         let kernel = self
             .kernels
             .kernel(&spec.plan, spec.signature, spec.shared)?;
-        let splits = coarse_splits(nq, centers.n);
+        let splits = coarse_splits(nq, centers.n, n_probes);
         let per_split = centers.n.div_ceil(splits);
         let args = QueryAndCentreArgs::new(centers, nq, dtype, q.base);
         let (per_split_i, probes_i) = (per_split as i32, n_probes as i32);
@@ -359,29 +368,17 @@ impl IvfGpu {
         // at ((q · splits + y) · n_probes): nq × splits × n_probes of each, the length of
         // `ids` and `scores`; centres are read in [y · per_split, min(n, (y+1) · per_split)).
         unsafe { launch.run() }?;
-        let spec = merge_kernel(Metric::L2, n_probes)?;
-        let merge = self
-            .kernels
-            .kernel(&spec.plan, spec.signature, spec.shared)?;
         let merged = merged.at_least(gpu, nq * n_probes)?;
-        let (n_cand_i, k_i) = ((splits * n_probes) as i32, n_probes as i32);
-        let cfg = LaunchConfig {
-            grid_dim: (nq as u32, 1, 1),
-            block_dim: (32, 1, 1),
-            shared_mem_bytes: spec.shared as u32,
-        };
-        let launch = Launch::on(gpu.stream(), &merge, cfg)
-            .buffer(&*scores)
-            .buffer(&*ids)
-            .scalar(&n_cand_i)
-            .scalar(&k_i)
-            .buffer_mut(merged)
-            .view_mut(probes);
-        // SAFETY: the merge reads splits × n_probes candidates per query for nq queries
-        // (what the coarse kernel wrote) and writes n_probes scores and ids per query:
-        // nq × n_probes, within `merged` and `probes` (checked above). n_probes ≤ the
-        // number of centres, so every query gets n_probes valid ids.
-        unsafe { launch.run() }
+        // Each query's best n_probes of its splits' candidates: the merge with the identity
+        // report (l2), the scores into `merged`, the ids (centres) into `probes`.
+        self.merge(
+            Metric::L2,
+            nq,
+            splits * n_probes,
+            n_probes,
+            (&*scores, &*ids),
+            (&mut merged.slice_mut(0..nq * n_probes), probes),
+        )
     }
 
     /// [`IvfGpu::coarse`] for large batches (arguments checked there): the score matrix of
@@ -486,5 +483,35 @@ impl IvfGpu {
             )));
         }
         Ok(ids)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_batches_split_the_centres_finely_within_the_sort_and_large_ones_do_not() {
+        // One query, 1,024 centres, 20 probes: 32 splits of 32 centres (640 candidates).
+        assert_eq!(coarse_splits(1, 1024, 20), 32);
+        // 100 probes: the sort holds 2,048 candidates, so 16 splits of 64.
+        assert_eq!(coarse_splits(1, 1024, 100), 16);
+        // 100 queries are 13 blocks: 10 splits wanted, of whole granules: 8 of 128.
+        assert_eq!(coarse_splits(100, 1024, 20), 8);
+        // A batch that fills the GPU, and a handful of centres: no split.
+        assert_eq!(coarse_splits(2000, 1024, 20), 1);
+        assert_eq!(coarse_splits(1, 10, 5), 1);
+        for nq in [1, 7, 64, 300] {
+            for n_probes in [1, 10, 33, 256, 1024] {
+                for n_centers in [n_probes, 1000, 4096] {
+                    let splits = coarse_splits(nq, n_centers, n_probes);
+                    assert!((1..=MAX_SPLITS).contains(&splits));
+                    assert!(
+                        splits == 1 || splits * n_probes <= SORT_MAX_CANDIDATES,
+                        "{nq} × {n_probes} of {n_centers}: {splits} splits"
+                    );
+                }
+            }
+        }
     }
 }

@@ -6,7 +6,8 @@
 //! | [`lists`] | lists (or a flat dataset cut into chunks) on the device, interleaved |
 //! | [`coarse`] | the coarse search: centres × queries, tiled, with the n_probes selection fused (small batches) or after a score matrix (large ones); k-means assignment |
 //! | [`kmeans`] | k-means training on the device (update by atomics, balancing, spherical for ip/cosine) |
-//! | [`scan`] | the per-query scan of probed lists with fused top-k, and the merge across probes; exact search |
+//! | [`scan`] | the per-query scan of probed lists with fused top-k; exact search |
+//! | `merge` | each query's final top k of its candidate sets (a block sorting them for small batches, else a warp's running top-k) |
 //! | [`list_major`] | the list-major scan: pairs grouped by list, each list read once per tile of its queries; the choice of scan |
 //! | [`search`] | an index on the device: the device-resident search and the host API over it |
 //! | `workspace` | device buffers reused across calls |
@@ -20,6 +21,7 @@ mod kernels;
 pub mod kmeans;
 pub mod list_major;
 pub mod lists;
+mod merge;
 pub mod profile;
 pub mod scan;
 pub mod search;
@@ -39,7 +41,7 @@ use crate::metric::{Filter, Metric};
 
 pub use coarse::DeviceCenters;
 pub(crate) use kernels::KernelSpec;
-pub use list_major::{F32Tile, LmTile, ScanPath};
+pub use list_major::{LmTile, ScanPath, TileArith};
 pub use lists::DeviceLists;
 pub use search::GpuIndex;
 
@@ -135,8 +137,8 @@ pub struct IvfGpu {
     coarse_scratch: Mutex<coarse::CoarseScratch>,
     /// The device's shared-memory limit per block, read once.
     shared_limit: Mutex<Option<usize>>,
-    /// Which f32 tile list-major scans use ([`IvfGpu::set_f32_tile`]).
-    f32_tile: Mutex<list_major::F32Tile>,
+    /// Which tiles list-major scans use ([`IvfGpu::set_tile_arith`]).
+    tile_arith: Mutex<list_major::TileArith>,
 }
 
 impl IvfGpu {
@@ -165,7 +167,7 @@ impl IvfGpu {
             profiler: profile::Profiler::default(),
             coarse_scratch: Mutex::new(coarse::CoarseScratch::default()),
             shared_limit: Mutex::new(None),
-            f32_tile: Mutex::new(list_major::F32Tile::TensorCores),
+            tile_arith: Mutex::new(list_major::TileArith::Mma),
         })
     }
 

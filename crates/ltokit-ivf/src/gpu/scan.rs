@@ -9,6 +9,7 @@ use ltokit::launch::{
 use ltokit::{Error, Result};
 
 use super::list_major::{PairGroups, ScanPath};
+use super::merge::merge_kernel;
 use super::profile::Stage;
 use super::{capacity, plan_names, DeviceLists, IvfGpu, KernelSpec, Neighbors};
 use crate::data::Matrix;
@@ -53,16 +54,6 @@ const SCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
     ]
 );
-
-/// `ivf_merge`'s parameters.
-const MERGE_SIGNATURE: &[Param] = &[
-    Param::Buffer(Elem::F32, Extent::Any),
-    Param::Buffer(Elem::I64, Extent::Any),
-    Param::I32,
-    Param::I32,
-    Param::BufferMut(Elem::F32, Extent::Any),
-    Param::BufferMut(Elem::I64, Extent::Any),
-];
 
 /// One batch of the scan, everything on the device.
 pub(crate) struct ScanBatch<'a, T: DeviceElem> {
@@ -126,34 +117,53 @@ impl<'a, T: DeviceElem> ScanBatch<'a, T> {
     }
 }
 
-/// The scan and merge kernels a scan of `lists` by `metric` with `filter` for top-`k` needs.
+/// The scan and merge kernels a scan of `nb` queries × `n_probes` probes of `lists` by
+/// `metric` with `filter` for top-`k` needs.
 pub(crate) fn scan_kernels(
     lists: &DeviceLists,
     metric: Metric,
     filter: &Filter,
     k: usize,
+    nb: usize,
+    n_probes: usize,
 ) -> Result<[KernelSpec; 2]> {
     let (scan, _) = plan_names(lists.dtype, lists.veclen, metric, filter, k)?;
     let cap = capacity(k)?;
+    let layout = ScanLayout::of(lists, nb, n_probes);
     Ok([
         KernelSpec {
             plan: scan,
             signature: SCAN_SIGNATURE,
             shared: 4 * cap * 12 + lists.dim * 4,
         },
-        merge_kernel(metric, k)?,
+        merge_kernel(metric, k, nb, layout.sets_per_query() * k)?,
     ])
 }
 
-/// The merge of candidates into each query's top `k`, reported by `metric` (`l2`: the
-/// scores as they are).
-pub(crate) fn merge_kernel(metric: Metric, k: usize) -> Result<KernelSpec> {
-    let cap = capacity(k)?;
-    Ok(KernelSpec {
-        plan: format!("merge_c{cap}_{}", metric.name()),
-        signature: MERGE_SIGNATURE,
-        shared: cap * 12,
-    })
+/// How a per-query scan launch covers a batch: probes a block, splits of each list.
+struct ScanLayout {
+    per_block: usize,
+    splits: usize,
+    n_probes: usize,
+}
+
+impl ScanLayout {
+    /// The layout for `nb` queries × `n_probes` probes of `lists`.
+    fn of(lists: &DeviceLists, nb: usize, n_probes: usize) -> Self {
+        let per_block = probes_per_block(lists, nb, n_probes);
+        let rows_per_list = lists.ids.len() / lists.n_lists.max(1);
+        let splits = row_splits(rows_per_list, nb * n_probes.div_ceil(per_block));
+        ScanLayout {
+            per_block,
+            splits,
+            n_probes,
+        }
+    }
+
+    /// Candidate sets (blocks) a query gets: probe groups × row splits.
+    fn sets_per_query(&self) -> usize {
+        self.n_probes.div_ceil(self.per_block) * self.splits
+    }
 }
 
 /// Bytes of list rows one scan block should cover at least, so that its fixed costs
@@ -177,9 +187,11 @@ fn probes_per_block(lists: &DeviceLists, nb: usize, n_probes: usize) -> usize {
 /// of the H200 (132). One query's 20 probes are otherwise 20 blocks, most of the GPU idle
 /// while each streams a whole list with four warps.
 const SPLIT_TARGET_BLOCKS: usize = 264;
-/// Rows one split should keep at least: two 32-row groups for each of a block's 4 warps,
-/// so that the split's fixed costs (staging the query, writing k candidates) stay small.
-const MIN_ROWS_PER_SPLIT: usize = 256;
+/// Rows one split should keep at least: a 32-row group for each of a block's 4 warps.
+/// A small batch's scan is latency: each warp's group is a chain of load round trips, so
+/// one group a warp over more blocks beats two groups over fewer (the split's fixed costs
+/// — staging the query, writing k candidates — are a few hundred bytes).
+const MIN_ROWS_PER_SPLIT: usize = 128;
 /// Splits of one list at most.
 const MAX_ROW_SPLITS: usize = 16;
 
@@ -216,10 +228,9 @@ impl IvfGpu {
         let lists = b.lists;
         let dim = lists.dim;
         b.check_buffers(cand.0.len().min(cand.1.len()), out.0.len().min(out.1.len()))?;
-        let per_block = probes_per_block(lists, b.nb, b.n_probes);
-        let rows_per_list = lists.ids.len() / lists.n_lists.max(1);
-        let splits = row_splits(rows_per_list, b.nb * b.n_probes.div_ceil(per_block));
-        let groups = b.n_probes.div_ceil(per_block) * splits;
+        let layout = ScanLayout::of(lists, b.nb, b.n_probes);
+        let (per_block, splits) = (layout.per_block, layout.splits);
+        let groups = layout.sets_per_query();
         if cand.0.len().min(cand.1.len()) < b.nb * groups * b.k {
             return Err(Error::InvalidArgument(format!(
                 "scan candidate buffers too small for {} queries × {groups} blocks × k {} \
@@ -227,7 +238,7 @@ impl IvfGpu {
                 b.nb, b.k
             )));
         }
-        let [scan, merge] = scan_kernels(lists, b.metric, b.filter, b.k)?;
+        let [scan, _] = scan_kernels(lists, b.metric, b.filter, b.k, b.nb, b.n_probes)?;
         let scan_smem = scan.shared;
         let scan = self
             .kernels
@@ -267,46 +278,7 @@ impl IvfGpu {
         // cand holds (checked above).
         unsafe { launch.run() }?;
         self.profiler.lap(&self.gpu, Stage::Scan)?;
-        self.merge_candidates(&merge, b.nb, groups * b.k, b.k, (&*cand_d, &*cand_i), out)
-    }
-
-    /// Each of `nb` queries' top `k` of its `n_cand` candidates (`cand`, query-major) into
-    /// `out`, through the merge kernel `merge`.
-    pub(crate) fn merge_candidates(
-        &self,
-        merge: &KernelSpec,
-        nb: usize,
-        n_cand: usize,
-        k: usize,
-        cand: (&CudaSlice<f32>, &CudaSlice<i64>),
-        out: (&mut CudaViewMut<'_, f32>, &mut CudaViewMut<'_, i64>),
-    ) -> Result<()> {
-        let (cand_d, cand_i) = cand;
-        let (out_d, out_i) = out;
-        if cand_d.len().min(cand_i.len()) < nb * n_cand || out_d.len().min(out_i.len()) < nb * k {
-            return Err(Error::InvalidArgument(format!(
-                "merge buffers too small for {nb} queries × {n_cand} candidates, k {k}"
-            )));
-        }
-        let kernel = self
-            .kernels
-            .kernel(&merge.plan, merge.signature, merge.shared)?;
-        let (n_cand_i, k_i) = (n_cand as i32, k as i32);
-        let cfg = LaunchConfig {
-            grid_dim: (nb as u32, 1, 1),
-            block_dim: (32, 1, 1),
-            shared_mem_bytes: merge.shared as u32,
-        };
-        let launch = Launch::on(self.gpu.stream(), &kernel, cfg)
-            .buffer(cand_d)
-            .buffer(cand_i)
-            .scalar(&n_cand_i)
-            .scalar(&k_i)
-            .view_mut(out_d)
-            .view_mut(out_i);
-        // SAFETY: the merge reads n_cand candidates per query for nb queries and writes k
-        // results per query; both within the buffers (checked above).
-        unsafe { launch.run() }?;
+        self.merge(b.metric, b.nb, groups * b.k, b.k, (&*cand_d, &*cand_i), out)?;
         self.profiler.lap(&self.gpu, Stage::Merge)
     }
 
@@ -426,13 +398,13 @@ mod tests {
 
     #[test]
     fn small_batches_cut_long_lists_over_blocks_and_large_ones_do_not() {
-        // One query × 20 probes of 977-row lists: 20 blocks, cut 3 ways (977 / 256).
-        assert_eq!(row_splits(977, 20), 3);
+        // One query × 20 probes of 977-row lists: 20 blocks, cut 7 ways (977 / 128).
+        assert_eq!(row_splits(977, 20), 7);
         // Lists long enough: as many splits as reach two blocks an SM, at most 16.
         assert_eq!(row_splits(100_000, 20), 14);
         assert_eq!(row_splits(100_000, 1), MAX_ROW_SPLITS);
         // Short lists are never cut; launches that fill the GPU neither.
-        assert_eq!(row_splits(300, 1), 1);
+        assert_eq!(row_splits(200, 1), 1);
         assert_eq!(row_splits(100_000, SPLIT_TARGET_BLOCKS), 1);
         assert_eq!(row_splits(100_000, 0), MAX_ROW_SPLITS);
         // The candidate buffers hold every split's candidates.

@@ -167,6 +167,7 @@ impl GpuIndex {
                 self.metric,
                 filter,
                 k,
+                (batch, n_probes),
                 engine.shared_limit()?,
             )?;
             let ready = path == ScanPath::ListMajor || engine.kernels_loaded(&lm);
@@ -180,7 +181,14 @@ impl GpuIndex {
             false
         };
         if !list_major {
-            specs.extend(scan_kernels(&self.lists, self.metric, filter, k)?);
+            specs.extend(scan_kernels(
+                &self.lists,
+                self.metric,
+                filter,
+                k,
+                batch,
+                n_probes,
+            )?);
         }
         engine.prepare(&specs)?;
         let gpu = engine.gpu();
