@@ -20,6 +20,7 @@
 // merge (ivf_merge with the identity report) picks each query's best n_probes of them.
 #include <cuda_fp16.h>
 #include "topk.cuh"
+#include "warpsort.cuh"
 
 #define IVF_COARSE_Q 8
 #define IVF_COARSE_C 128
@@ -59,11 +60,11 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const int q0 = blockIdx.x * IVF_COARSE_Q;
-    const int nthreads = blockDim.x;
     const int c_begin = blockIdx.y * centers_per_split;
     const int c_end = min(n_centers, c_begin + centers_per_split);
 
-    for (int i = threadIdx.x; i < IVF_COARSE_Q * dim; i += nthreads) {
+    #pragma unroll 4  // a constant stride: the loads of several rounds in flight together
+    for (int i = threadIdx.x; i < IVF_COARSE_Q * dim; i += IVF_COARSE_THREADS) {
         const int w = i / dim, j = i % dim;
         float v = 0.f;
         if (q0 + w < nq) {
@@ -77,6 +78,10 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
     topk_init<CAP>(d, id, lane);
     const float inf = __int_as_float(0x7f800000);
     float thr = inf;
+    // n_probes ≤ 32: the warp's list in registers (lane j: entry j), a few shuffles an
+    // insertion; larger: the shared-memory top-k.
+    float rd = inf, kth = inf;
+    int rid = -1;
     const float* q = qs + warp * dim;
 
     for (int c0 = c_begin; c0 < c_end; c0 += IVF_COARSE_C) {
@@ -111,9 +116,15 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
                 else if (metric == 1) s = -acc[r];
                 else s = cn > 0.f ? -acc[r] / cn : 0.f;
             }
-            thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, s < inf ? (long long)c : -1);
+            if (CAP <= 32) kth = ws_offer(rd, rid, n_probes, lane, kth, inf, s, s < inf ? c : -1);
+            else thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, s < inf ? (long long)c : -1);
         }
     }
+    if (CAP <= 32 && lane < n_probes) {
+        d[lane] = rd;
+        id[lane] = rid;
+    }
+    __syncwarp();
     if (q0 + warp < nq) {
         if (gridDim.y == 1) {
             long long* out = out_probes + (long long)(q0 + warp) * n_probes;
@@ -218,6 +229,9 @@ __device__ __forceinline__ void ivf_coarse_select_body(
     const float* row = scores + (long long)q * n_centers;
     const float inf = __int_as_float(0x7f800000);
     float thr = inf;
+    // n_probes ≤ 32: the list in registers (lane j: entry j), as in the fused kernel.
+    float rd = inf, kth = inf;
+    int rid = -1;
     // The next 32 scores are loaded before the current ones are offered, so that the
     // load's round trip overlaps the insertions.
     float next = lane < n_centers ? row[lane] : inf;
@@ -225,8 +239,11 @@ __device__ __forceinline__ void ivf_coarse_select_body(
         const float s = next;
         const int c_next = c0 + 32 + lane;
         next = c_next < n_centers ? row[c_next] : inf;
-        thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, c0 + lane);
+        if (CAP <= 32) kth = ws_offer(rd, rid, n_probes, lane, kth, inf, s, c0 + lane);
+        else thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, c0 + lane);
     }
+    if (CAP <= 32 && lane < n_probes) id[lane] = rid;
+    __syncwarp();
     long long* out = out_probes + (long long)q * n_probes;
     for (int j = lane; j < n_probes; j += 32) out[j] = id[j] >= 0 ? id[j] : 0;
 }

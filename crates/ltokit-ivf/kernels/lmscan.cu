@@ -12,6 +12,7 @@
 // set per probe — so ivf_merge finishes both scans alike.
 #include "ivf_abi.cuh"
 #include "topk.cuh"
+#include "warpsort.cuh"
 
 #define LM_WARPS (LM_THREADS / 32)
 
@@ -57,19 +58,6 @@ __device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const u
         if (o.row < size && ivf_keep(list_ids[o.row], query, filter, filter_words)) o.s = cand_score[i * LM_STEP_ROWS + j];
     }
     return o;
-}
-
-// Inserts (s, row) into a warp's sorted list of k ≤ 32 entries held one a lane (lane j:
-// entry j), after the entries that score at most s; s must beat entry k − 1. Returns the
-// new k-th score. Lanes at and past k hold whatever shifts into them.
-__device__ __forceinline__ float lm_insert(float& d, int& p, int k, int lane, float s, int row) {
-    const unsigned lanes_k = k >= 32 ? IVF_FULL : (1u << k) - 1u;
-    const int at = __popc(__ballot_sync(IVF_FULL, d <= s) & lanes_k);
-    const float ud = __shfl_up_sync(IVF_FULL, d, 1);
-    const int up = __shfl_up_sync(IVF_FULL, p, 1);
-    if (lane > at) { d = ud; p = up; }
-    else if (lane == at) { d = s; p = row; }
-    return __shfl_sync(IVF_FULL, d, k - 1);
 }
 
 template <int CAP>
@@ -153,21 +141,10 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
                 if (n > 0) {
                     float rd = lane < k ? d[lane] : inf;
                     int rp = lane < k ? pos[lane] : -1;
-                    float t = fminf(kth, qb);
                     for (int j0 = 0; j0 < n; j0 += 32) {
                         const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, base, size,
                                                        ids + off, query_base + qidx[i], filter, filter_words);
-                        unsigned m = __ballot_sync(IVF_FULL, c.s < t);
-                        while (m) {
-                            const int src = __ffs(m) - 1;
-                            m &= m - 1;
-                            const float cs = __shfl_sync(IVF_FULL, c.s, src);
-                            const int crow = __shfl_sync(IVF_FULL, c.row, src);
-                            if (cs < t) {
-                                kth = lm_insert(rd, rp, k, lane, cs, crow);
-                                t = fminf(kth, qb);
-                            }
-                        }
+                        kth = ws_offer(rd, rp, k, lane, kth, qb, c.s, c.row);
                     }
                     if (lane < k) { d[lane] = rd; pos[lane] = rp; }
                 }

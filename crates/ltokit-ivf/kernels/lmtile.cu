@@ -215,6 +215,18 @@ __device__ __forceinline__ Sum lm_put_chunk(const LmWork& w, uint4 x, int d0, in
     return part;
 }
 
+// Writes chunk c of a step (two 32-row groups of per_group chunks each, chunk j of a
+// group holding values (j / 32) · LM_CHUNK_ELEMS … of row j % 32 = `lane`) and adds its
+// norm part to its group's. A step is two groups, so the group is a comparison, not a
+// division by the runtime chunk count.
+__device__ __forceinline__ void lm_put_step_chunk(const LmWork& w, uint4 x, int c, int per_group, int lane, Sum (&part)[2]) {
+    const bool second = c >= per_group;
+    const int in_group = second ? c - per_group : c;
+    const Sum p = lm_put_chunk(w, x, (in_group >> 5) * LM_CHUNK_ELEMS, (second ? 32 : 0) + lane);
+    if (second) part[1] += p;
+    else part[0] += p;
+}
+
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt) {
     const LmWork w = lm_work(work, dim, qt);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -227,19 +239,13 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
         #pragma unroll
         for (int j = 0; j < LM_PREFETCH; ++j) {
             const int c = threadIdx.x + j * LM_THREADS;
-            if (c < per_group * 2) {
-                const int g = c / per_group;
-                const uint4 x = c < per_group * groups ? regs->v[j] : none;
-                part[g] += lm_put_chunk(w, x, ((c % per_group) / 32) * LM_CHUNK_ELEMS, g * 32 + lane);
-            }
+            if (c < per_group * 2)
+                lm_put_step_chunk(w, c < per_group * groups ? regs->v[j] : none, c, per_group, lane, part);
         }
         // Chunks beyond what the registers hold: loaded here.
         const uint4* src = reinterpret_cast<const uint4*>(rows);
-        for (int c = threadIdx.x + LM_PREFETCH * LM_THREADS; c < per_group * 2; c += LM_THREADS) {
-            const int g = c / per_group;
-            const uint4 x = c < per_group * groups ? src[c] : none;
-            part[g] += lm_put_chunk(w, x, ((c % per_group) / 32) * LM_CHUNK_ELEMS, g * 32 + lane);
-        }
+        for (int c = threadIdx.x + LM_PREFETCH * LM_THREADS; c < per_group * 2; c += LM_THREADS)
+            lm_put_step_chunk(w, c < per_group * groups ? src[c] : none, c, per_group, lane, part);
     } else {
         // veclen 1: element (r, d) of a group at d × 32 + r.
         const T* src = reinterpret_cast<const T*>(rows);
@@ -337,61 +343,11 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
     }
 }
 #elif defined(LM_MMA)
-#if defined(IVF_DTYPE_f32)
-// 3xTF32 (mma.sync m16n8k8): each operand is split into its TF32 part (the f32 bits with
-// the low 13 mantissa bits cleared) and the rest (exact in f32, which the tensor core
-// truncates to TF32 in turn: |v − big − small| ≤ 2^-20 |v|), and the product is formed as
-// small·big + big·small + big·big with f32 accumulation: the dropped small·small term and
-// the truncations leave a relative error of a few 2^-20 of Σ|q_d x_d| — the order of
-// f32's own rounding over a long sum — at three tensor-core instructions for each 16 × 8
-// × 8 block of products. (cvt.rna.tf32.f32 would round instead of truncating, but sm_90
-// runs it as a dozen integer instructions, which cost more than the products.)
-// v's TF32 part and the rest, as the mma's .tf32 operands.
-__device__ __forceinline__ void lm_split(float v, unsigned& big, unsigned& small) {
-    big = __float_as_uint(v) & 0xffffe000u;
-    small = __float_as_uint(v - __uint_as_float(big));
-}
-__device__ __forceinline__ void lm_mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Warp w's products of step rows 8w .. 8w + 7 with the tile's MT 16-query blocks.
-template <int MT>
-__device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[MT][4]) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int g = lane / 4, t = lane % 4;
-    const float* xb = w.xs + (warp * 8 + g) * w.ld + t;
-    const float* qa = w.qs + g * w.ld + t;
-    const int kpad = lm_kpad(dim);
-    #pragma unroll 2
-    for (int k0 = 0; k0 < kpad; k0 += 8) {
-        unsigned b0, b0s, b1, b1s;
-        lm_split(xb[k0], b0, b0s);
-        lm_split(xb[k0 + 4], b1, b1s);
-        #pragma unroll
-        for (int m = 0; m < MT; ++m) {
-            const float* a = qa + m * 16 * w.ld + k0;
-            unsigned big[4], small[4];
-            lm_split(a[0], big[0], small[0]);
-            lm_split(a[8 * w.ld], big[1], small[1]);
-            lm_split(a[4], big[2], small[2]);
-            lm_split(a[8 * w.ld + 4], big[3], small[3]);
-            // Small terms first: they are added to the accumulator before the big one.
-            lm_mma_tf32(c[m], small, b0, b1);
-            lm_mma_tf32(c[m], big, b0s, b1s);
-            lm_mma_tf32(c[m], big, b0, b1);
-        }
-    }
-}
-#else
-// f16 (m16n8k16, f32 accumulation) and 8-bit (m16n8k32, s32 accumulation): a k step is
-// 32 bytes of each row. Fragments load with ldmatrix, which hands lane l the 16-bit pair
-// (row l / 4, pair l % 4) of each 8 × 8 matrix of 16-bit values — the mma's A and B
-// register layouts for both types (an 8-bit quadruple is two 16-bit values).
+// A k step is 32 bytes of each row: 8 f32 (m16n8k8 TF32), 16 f16 (m16n8k16, f32
+// accumulation) or 32 8-bit values (m16n8k32, s32 accumulation). Fragments load with
+// ldmatrix, which hands lane l the 32-bit word (row l / 4, word l % 4) of each 8 × 8
+// matrix of 16-bit values — an 8-row × 16-byte block — and that is the mma's A and B
+// register layout for all three forms (a TF32 value, an f16 pair, an 8-bit quadruple).
 __device__ __forceinline__ unsigned lm_shared_address(const void* p) {
     return (unsigned)__cvta_generic_to_shared(p);
 }
@@ -407,6 +363,41 @@ __device__ __forceinline__ void lm_ldsm_x2(unsigned& r0, unsigned& r1, const voi
                  : "=r"(r0), "=r"(r1)
                  : "r"(lm_shared_address(p)));
 }
+
+#if defined(IVF_DTYPE_f32)
+// 3xTF32 (mma.sync m16n8k8): each operand is split into its TF32 part (the f32 bits with
+// the low 13 mantissa bits cleared) and the rest (exact in f32, which the tensor core
+// truncates to TF32 in turn: |v − big − small| ≤ 2^-20 |v|), and the product is formed as
+// small·big + big·small + big·big with f32 accumulation: the dropped small·small term and
+// the truncations leave a relative error of a few 2^-20 of Σ|q_d x_d| — the order of
+// f32's own rounding over a long sum — at three tensor-core instructions for each 16 × 8
+// × 8 block of products. (cvt.rna.tf32.f32 would round instead of truncating, but sm_90
+// runs it as a dozen integer instructions, which cost more than the products.)
+// The f32 bits v's TF32 part and the rest, as the mma's .tf32 operands.
+__device__ __forceinline__ void lm_split(unsigned v, unsigned& big, unsigned& small) {
+    big = v & 0xffffe000u;
+    small = __float_as_uint(__uint_as_float(v) - __uint_as_float(big));
+}
+__device__ __forceinline__ void lm_mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// c += a · b as three TF32 products (small terms first: they are added to the
+// accumulator before the big one).
+__device__ __forceinline__ void lm_mma_op(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    unsigned b0s, b1s, big[4], small[4];
+    lm_split(b0, b0, b0s);
+    lm_split(b1, b1, b1s);
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) lm_split(a[i], big[i], small[i]);
+    lm_mma_tf32(c, small, b0, b1);
+    lm_mma_tf32(c, big, b0s, b1s);
+    lm_mma_tf32(c, big, b0, b1);
+}
+#else
 // The mma form of the type, and its accumulator's register constraint.
 #if defined(IVF_DTYPE_f16)
 #define LM_MMA_FORM "m16n8k16.row.col.f32.f16.f16.f32"
@@ -425,6 +416,7 @@ __device__ __forceinline__ void lm_mma_op(Sum (&c)[4], const unsigned (&a)[4], u
         : "+" LM_ACC(c[0]), "+" LM_ACC(c[1]), "+" LM_ACC(c[2]), "+" LM_ACC(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+#endif
 
 // Warp w's products of step rows 8w .. 8w + 7 with the tile's MT 16-query blocks.
 template <int MT>
@@ -448,7 +440,6 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[M
         }
     }
 }
-#endif
 
 // Scores warp w's accumulators and keeps those under their query's threshold. Accumulator
 // j of block m: query 16 m + g (+ 8 for j ≥ 2), step row 8 w + 2 t (+ 1 for odd j).

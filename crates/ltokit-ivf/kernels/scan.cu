@@ -11,6 +11,7 @@
 // (`elem_bytes` per value) and are staged in shared memory by the distance fragment.
 #include "ivf_abi.cuh"
 #include "topk.cuh"
+#include "warpsort.cuh"
 
 #define IVF_WARPS 4
 
@@ -51,6 +52,10 @@ __device__ __forceinline__ void ivf_scan_body(IVF_SCAN_PARAMS)
 
     const float inf = __int_as_float(0x7f800000);
     float thr = inf;
+    // k ≤ 32: each warp's list in registers (lane j: entry j), a few shuffles an insertion;
+    // larger k: the shared-memory top-k.
+    float rd = inf, kth = inf;
+    long long rid = -1;
     for (int pi = p_begin; pi < p_end; ++pi) {
         const int list = (int)probes[(long long)qi * n_probes + pi];
         const long long off = list_offset[list];
@@ -68,8 +73,24 @@ __device__ __forceinline__ void ivf_scan_body(IVF_SCAN_PARAMS)
                     s = ivf_score(acc, qnorm2, xn);
                 }
             }
-            thr = topk_offer<CAP>(d, id, k, lane, thr, s, sid);
+            if (CAP <= 32) kth = ws_offer(rd, rid, k, lane, kth, inf, s, sid);
+            else thr = topk_offer<CAP>(d, id, k, lane, thr, s, sid);
         }
+    }
+    if (CAP <= 32) {
+        // The warps' lists, sorted and padded to 32 with empty entries, merge into warp 0's.
+        if (lane < k) { d[lane] = rd; id[lane] = rid; }
+        else { rd = inf; rid = -1; }
+        __syncthreads();
+        if (warp == 0) {
+            for (int w = 1; w < IVF_WARPS; ++w) {
+                const bool in = lane < k;
+                ws_merge32(rd, rid, in ? wd[w * CAP + lane] : inf, in ? wid[w * CAP + lane] : -1LL, lane);
+            }
+            const long long out = ((long long)qi * gridDim.x + blockIdx.x) * k;
+            if (lane < k) { out_d[out + lane] = rd; out_id[out + lane] = rid; }
+        }
+        return;
     }
     __syncthreads();
     if (warp == 0) {

@@ -1,7 +1,8 @@
-// A warp's sorted list of 32 (score, id) pairs in registers, lane j holding the j-th best:
-// bitonic networks across lanes through shuffles, no shared memory and no barriers.
-// Pairs order by score, ties by id as unsigned, so that empty entries (+inf, id -1) come
-// last.
+// A warp's sorted list of (score, id) pairs in registers, lane j holding the j-th best:
+// bitonic networks across lanes through shuffles (sorting 32 candidates, merging two
+// lists), and insertion of single candidates into a list of the k ≤ 32 best — no shared
+// memory and no barriers. Pairs order by score, ties by id as unsigned, so that empty
+// entries (+inf, id -1) come last.
 #pragma once
 
 #define WS_FULL 0xffffffffu
@@ -39,4 +40,37 @@ __device__ __forceinline__ void ws_merge32(float& d, long long& id, float bd, lo
     if (ws_before(rd, ri, d, id)) { d = rd; id = ri; }
     #pragma unroll
     for (int stride = 16; stride > 0; stride >>= 1) ws_exchange(d, id, stride, (lane & stride) == 0);
+}
+
+// Inserts (s, sid) into a warp's sorted list of its k ≤ 32 best, held one a lane (lane j:
+// entry j), after the entries that score at most s; s must beat entry k − 1. Returns the
+// new k-th score. Lanes at and past k hold whatever shifts into them.
+template <typename Id>
+__device__ __forceinline__ float ws_insert(float& d, Id& id, int k, int lane, float s, Id sid) {
+    const unsigned lanes_k = k >= 32 ? WS_FULL : (1u << k) - 1u;
+    const int at = __popc(__ballot_sync(WS_FULL, d <= s) & lanes_k);
+    const float ud = __shfl_up_sync(WS_FULL, d, 1);
+    const Id uid = __shfl_up_sync(WS_FULL, id, 1);
+    if (lane > at) { d = ud; id = uid; }
+    else if (lane == at) { d = s; id = sid; }
+    return __shfl_sync(WS_FULL, d, k - 1);
+}
+
+// Offers one candidate a lane to that list (k-th score `kth`): those under the smaller of
+// the k-th and `bound` go in, one insertion each. Returns the new k-th score.
+template <typename Id>
+__device__ __forceinline__ float ws_offer(float& d, Id& id, int k, int lane, float kth, float bound, float s, Id sid) {
+    float t = fminf(kth, bound);
+    unsigned m = __ballot_sync(WS_FULL, s < t);
+    while (m) {
+        const int src = __ffs(m) - 1;
+        m &= m - 1;
+        const float cs = __shfl_sync(WS_FULL, s, src);
+        const Id cid = __shfl_sync(WS_FULL, sid, src);
+        if (cs < t) {
+            kth = ws_insert(d, id, k, lane, cs, cid);
+            t = fminf(kth, bound);
+        }
+    }
+    return kth;
 }
