@@ -24,10 +24,13 @@ const MERGE_SIGNATURE: &[Param] = &[
 ];
 
 /// Batches of at most this many queries take a block a query; larger ones fill the GPU
-/// with a warp a query. Measured on the H200 (lowdim 1M × 128, 20 probes; ncu, session 6):
-/// the block-wide sort merges 100 queries' 20 probes' candidates in 7.5 µs where the warp
-/// merge took 15–33 µs.
-pub(crate) const SORT_MAX_QUERIES: usize = 512;
+/// with a warp a query. Measured on the H200 (lowdim 1M × 128 f32, k 10, 20 probes; ncu,
+/// docs/gpu-runs/2026-11-30-mma-tiles/{a1,b}-*/ncu-latency-summary.txt): one query's scan
+/// merge (1,400 candidates) and coarse merge (640) take 4.2 µs with the warps' register
+/// merge, 31.4 µs with the shared-memory sort and 15.8 / 20.4 µs with a warp; 100 queries
+/// 3.6 µs, 7.5 µs and 15–33 µs. Between 100 and 1,000 queries (a warp a query: 0.04 ms
+/// for 10,000) the crossover was not measured.
+pub(crate) const BLOCK_MERGE_MAX_QUERIES: usize = 512;
 /// Candidates a query may have for the sort (`IVF_SORT_MAX` in merge.cu).
 pub(crate) const SORT_MAX_CANDIDATES: usize = 2048;
 /// Threads of a sorting block (`IVF_SORT_THREADS` in merge.cu).
@@ -50,7 +53,7 @@ enum MergeKind {
 
 /// The merge for `nb` queries of `n_cand` candidates into their top `k`.
 fn merge_kind(nb: usize, n_cand: usize, k: usize) -> MergeKind {
-    if nb > SORT_MAX_QUERIES {
+    if nb > BLOCK_MERGE_MAX_QUERIES {
         MergeKind::Warp
     } else if k <= WARPS_MERGE_MAX_K {
         MergeKind::Warps
@@ -152,7 +155,7 @@ mod tests {
         let wide = merge_kernel(Metric::L2, 100, 1, SORT_MAX_CANDIDATES + 1).unwrap();
         assert_eq!(wide.plan, "merge_c128_l2");
         assert_eq!(wide.shared, 128 * 12);
-        let many = merge_kernel(Metric::Ip, 10, SORT_MAX_QUERIES + 1, 200).unwrap();
+        let many = merge_kernel(Metric::Ip, 10, BLOCK_MERGE_MAX_QUERIES + 1, 200).unwrap();
         assert_eq!(many.plan, "merge_c16_ip");
         assert!(merge_kernel(Metric::L2, 0, 1, 10).is_err());
     }
