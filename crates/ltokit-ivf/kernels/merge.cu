@@ -53,10 +53,6 @@ IVF_FOR_EACH_CAPACITY(IVF_MERGE_KERNEL)
 #define IVF_SORT_MAX 2048     // candidates a query, at most (merge.rs SORT_MAX_CANDIDATES)
 #define IVF_SORT_THREADS 256  // merge.rs SORT_THREADS
 
-// Whether entry a sorts before entry b: by score, ties by id, empty ids (-1) last.
-__device__ __forceinline__ bool ivf_sorts_before(float da, long long ia, float db, long long ib) {
-    return da < db || (da == db && (unsigned long long)ia < (unsigned long long)ib);
-}
 
 extern "C" __global__ void __launch_bounds__(IVF_SORT_THREADS) ivf_merge_sort_kernel(IVF_MERGE_PARAMS)
 {
@@ -88,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(IVF_SORT_THREADS) ivf_merge_sort_ke
                 const bool ascending = (lo & size) == 0;
                 const float dl = sd[lo], dh = sd[hi];
                 const long long il = si[lo], ih = si[hi];
-                if (ascending ? ivf_sorts_before(dh, ih, dl, il) : ivf_sorts_before(dl, il, dh, ih)) {
+                if (ascending ? ws_before(dh, ih, dl, il) : ws_before(dl, il, dh, ih)) {
                     sd[lo] = dh; si[lo] = ih;
                     sd[hi] = dl; si[hi] = il;
                 }
