@@ -127,7 +127,17 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         __syncthreads();
         // Each warp offers its slots' kept rows to their top-k lists, then sets the next
         // step's threshold (the next ivf_lm_store's barrier orders it before the multiply).
-        for (int i = warp; i < count; i += LM_WARPS) {
+        // Lane j looks after slot warp + 8 j (a tile has at most 64 slots: 8 a warp): a
+        // slot whose step kept no row only takes its query's bound, which other tiles may
+        // have lowered, into its threshold — all such slots at once, one a lane; the
+        // others go through the whole warp one after another.
+        const int my_slot = warp + LM_WARPS * lane;
+        const int my_n = my_slot < count ? cand_count[my_slot] : 0;
+        if (my_slot < count && my_n == 0) thr[my_slot] = fminf(top_d[my_slot * CAP + k - 1], qbound[my_slot]);
+        unsigned busy = __ballot_sync(IVF_FULL, my_n > 0);
+        while (busy) {
+            const int i = warp + LM_WARPS * (__ffs(busy) - 1);
+            busy &= busy - 1;
             float* d = top_d + i * CAP;
             int* pos = top_pos + i * CAP;
             const float qb = qbound[i];
@@ -138,16 +148,14 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
                 // entry j): an insertion is a few shuffles instead of a shared-memory
                 // shift with two warp barriers.
                 kth = d[k - 1];
-                if (n > 0) {
-                    float rd = lane < k ? d[lane] : inf;
-                    int rp = lane < k ? pos[lane] : -1;
-                    for (int j0 = 0; j0 < n; j0 += 32) {
-                        const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, base, size,
-                                                       ids + off, query_base + qidx[i], filter, filter_words);
-                        kth = ws_offer(rd, rp, k, lane, kth, qb, c.s, c.row);
-                    }
-                    if (lane < k) { d[lane] = rd; pos[lane] = rp; }
+                float rd = lane < k ? d[lane] : inf;
+                int rp = lane < k ? pos[lane] : -1;
+                for (int j0 = 0; j0 < n; j0 += 32) {
+                    const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, base, size,
+                                                   ids + off, query_base + qidx[i], filter, filter_words);
+                    kth = ws_offer(rd, rp, k, lane, kth, qb, c.s, c.row);
                 }
+                if (lane < k) { d[lane] = rd; pos[lane] = rp; }
             } else {
                 float t = fminf(d[k - 1], qb);
                 for (int j0 = 0; j0 < n; j0 += 32) {

@@ -156,10 +156,13 @@ impl GpuIndex {
         }
         // A first search links (or fetches) the plans of its path at once. Auto never
         // waits for the list-major scan's kernel (it links in about a second): until a
-        // background thread has loaded it, the batches scan per-query.
+        // background thread has loaded it, the batches scan per-query. That thread starts
+        // once this search's own plans are loaded, so that its link does not compete with
+        // theirs.
         let batch = IvfGpu::batch_size(n_probes, k).min(nq);
         let path = self.scan_path.get();
         let mut specs = coarse_kernels(self.dim, n_probes, batch, self.centers.len())?;
+        let mut later = None;
         let list_major = if engine.use_list_major(path, &self.lists, batch, n_probes, k)? {
             let lm = list_major_kernels(
                 &self.lists,
@@ -174,7 +177,7 @@ impl GpuIndex {
             if ready {
                 specs.extend(lm);
             } else {
-                engine.prepare_in_background(&lm);
+                later = Some(lm);
             }
             ready
         } else {
@@ -191,6 +194,9 @@ impl GpuIndex {
             )?);
         }
         engine.prepare(&specs)?;
+        if let Some(lm) = later {
+            engine.prepare_in_background(&lm);
+        }
         let gpu = engine.gpu();
         let owned_filter;
         let filter_words = match filter {
