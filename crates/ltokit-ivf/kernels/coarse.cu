@@ -11,14 +11,14 @@
 // (query_base + 1 + the first such query seen: query_base numbers the batch's first query
 // in the caller's numbering), so that no host pass over the batch is needed.
 //
-// Large batches take two kernels instead (below): the score of every (query, centre) as a
-// register-tiled product into a matrix, then the selection, one warp a query.
+// Large batches take two kernels instead: the score of every (query, centre) as a
+// register-tiled product into a matrix (below), then the selection, one warp a query
+// (coarse_select.cu).
 //
 // Small batches split the centres over gridDim.y blocks (`centers_per_split` each), so
 // that a single query uses many SMs: block (x, y) then writes its best n_probes of split y
 // — ids (−1 where it has fewer) and scores — at ((q · gridDim.y + y) · n_probes), and a
 // merge (ivf_merge with the identity report) picks each query's best n_probes of them.
-#include <cuda_fp16.h>
 #include "topk.cuh"
 #include "warpsort.cuh"
 
@@ -27,25 +27,35 @@
 #define IVF_COARSE_K 32
 #define IVF_COARSE_THREADS (32 * IVF_COARSE_Q)
 
-// dtype codes: 0 f32, 1 f16, 2 i8, 3 u8. metric codes: 0 l2, 1 ip, 2 cosine.
-__device__ __forceinline__ float coarse_load(const unsigned char* q, long long j, int dtype) {
-    switch (dtype) {
-    case 1: {
-        unsigned short h = reinterpret_cast<const unsigned short*>(q)[j];
-        return __half2float(__ushort_as_half(h));
-    }
-    case 2: return (float)reinterpret_cast<const signed char*>(q)[j];
-    case 3: return (float)q[j];
-    default: return reinterpret_cast<const float*>(q)[j];
-    }
+// The query value at position j of a batch stored in the plan's type, as f32: a device
+// fragment (coarse_query.cu, one per type), so that each plan holds one type's loads
+// instead of a switch over four in every unrolled load (a quarter of the code to link).
+extern "C" __device__ float ivf_coarse_query_value(const unsigned char* queries, long long j);
+
+// metric codes: 0 l2, 1 ip, 2 cosine.
+// A centre's score is affine in the dot product: alpha · dot + beta — squared L2 up to
+// the query's own norm (−2 · dot + ‖c‖²), −inner product, or −cosine up to the query's
+// norm (−dot / ‖c‖). One form for every metric keeps the epilogues free of per-metric
+// copies (they were most of the kernels' code, and of their link time).
+struct CoarseAffine { float alpha, beta; };
+__device__ __forceinline__ CoarseAffine coarse_affine(int metric, float cn) {
+    if (metric == 0) return {-2.f, cn};
+    if (metric == 1) return {-1.f, 0.f};
+    return {cn > 0.f ? -1.f / cn : 0.f, 0.f};
+}
+
+// Reports the first non-finite query a thread saw (`first`, a batch position, or INT_MAX
+// for none) with one atomic, instead of one per value checked.
+__device__ __forceinline__ void coarse_report_bad(int* bad_query, int query_base, int first) {
+    if (first != 0x7fffffff) atomicCAS(bad_query, 0, query_base + first + 1);
 }
 
 #define IVF_COARSE_PARAMS                                                                 \
-    const unsigned char* __restrict__ queries, int nq, int dim, int dtype, int metric,    \
+    const unsigned char* __restrict__ queries, int nq, int dim, int metric,               \
     const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers, \
     int query_base, int centers_per_split, int n_probes, long long* __restrict__ out_probes,  \
     float* __restrict__ out_scores, int* __restrict__ bad_query
-#define IVF_COARSE_ARGS queries, nq, dim, dtype, metric, centers, center_norms, n_centers, \
+#define IVF_COARSE_ARGS queries, nq, dim, metric, centers, center_norms, n_centers, \
     query_base, centers_per_split, n_probes, out_probes, out_scores, bad_query
 
 template <int CAP>
@@ -63,16 +73,18 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
     const int c_begin = blockIdx.y * centers_per_split;
     const int c_end = min(n_centers, c_begin + centers_per_split);
 
+    int bad = 0x7fffffff;
     #pragma unroll 4  // a constant stride: the loads of several rounds in flight together
     for (int i = threadIdx.x; i < IVF_COARSE_Q * dim; i += IVF_COARSE_THREADS) {
         const int w = i / dim, j = i % dim;
         float v = 0.f;
         if (q0 + w < nq) {
-            v = coarse_load(queries, (long long)(q0 + w) * dim + j, dtype);
-            if (!isfinite(v)) atomicCAS(bad_query, 0, query_base + q0 + w + 1);
+            v = ivf_coarse_query_value(queries, (long long)(q0 + w) * dim + j);
+            if (!isfinite(v)) bad = min(bad, q0 + w);
         }
         qs[i] = v;
     }
+    coarse_report_bad(bad_query, query_base, bad);
     float* d = wd + warp * CAP;
     long long* id = wid + warp * CAP;
     topk_init<CAP>(d, id, lane);
@@ -86,6 +98,16 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
 
     for (int c0 = c_begin; c0 < c_end; c0 += IVF_COARSE_C) {
         float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        // The lane's centres' affine score forms, before the product (the offers below
+        // then have nothing that depends on the metric).
+        float alpha[4], beta[4];
+        #pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            const int c = c0 + lane + 32 * r;
+            const CoarseAffine af = coarse_affine(metric, c < c_end ? center_norms[c] : 0.f);
+            alpha[r] = af.alpha;
+            beta[r] = af.beta;
+        }
         for (int k0 = 0; k0 < dim; k0 += IVF_COARSE_K) {
             __syncthreads();
             // A constant stride, unrolled: each thread's 16 loads are in flight together
@@ -109,13 +131,7 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
         #pragma unroll
         for (int r = 0; r < 4; ++r) {
             const int c = c0 + lane + 32 * r;
-            float s = inf;
-            if (c < c_end && q0 + warp < nq) {
-                const float cn = center_norms[c];
-                if (metric == 0) s = cn - 2.f * acc[r];
-                else if (metric == 1) s = -acc[r];
-                else s = cn > 0.f ? -acc[r] / cn : 0.f;
-            }
+            const float s = c < c_end && q0 + warp < nq ? fmaf(alpha[r], acc[r], beta[r]) : inf;
             if (CAP <= 32) kth = ws_offer(rd, rid, n_probes, lane, kth, inf, s, s < inf ? c : -1);
             else thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, s < inf ? (long long)c : -1);
         }
@@ -152,7 +168,7 @@ IVF_FOR_EACH_CAPACITY(IVF_COARSE_KERNEL)
 // 32-dimension chunks staged dimension-major in shared memory (two vector loads per 16
 // FMAs). The blocks of the first centre tile report non-finite query values.
 extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
-    const unsigned char* __restrict__ queries, int nq, int dim, int dtype, int metric,
+    const unsigned char* __restrict__ queries, int nq, int dim, int metric,
     const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers,
     int query_base, float* __restrict__ scores, int* __restrict__ bad_query)
 {
@@ -165,22 +181,35 @@ extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
     for (int a = 0; a < 4; ++a)
         #pragma unroll
         for (int b = 0; b < 4; ++b) acc[a][b] = 0.f;
+    // Each of the thread's centres' affine score form, before the product (the epilogue
+    // then has nothing that depends on the metric).
+    float alpha[4], beta[4];
+    #pragma unroll
+    for (int b = 0; b < 4; ++b) {
+        const int c = c0 + tc * 4 + b;
+        const CoarseAffine af = coarse_affine(metric, c < n_centers ? center_norms[c] : 0.f);
+        alpha[b] = af.alpha;
+        beta[b] = af.beta;
+    }
+    // Staging: thread t loads dimension t % 32 of rows t / 32 + 8 u (u < 8) of both tiles.
+    const int kk_t = threadIdx.x % IVF_GEMM_K, r_t = threadIdx.x / IVF_GEMM_K;
+    int bad = 0x7fffffff;
     for (int k0 = 0; k0 < dim; k0 += IVF_GEMM_K) {
         __syncthreads();
+        const bool in_dim = k0 + kk_t < dim;
         #pragma unroll
         for (int u = 0; u < IVF_GEMM_T * IVF_GEMM_K / 256; ++u) {  // loads in flight together
-            const int e = threadIdx.x + u * 256;
-            const int r = e / IVF_GEMM_K, kk = e % IVF_GEMM_K;
+            const int r = r_t + u * (256 / IVF_GEMM_K);
             float qv = 0.f, cv = 0.f;
-            if (k0 + kk < dim) {
+            if (in_dim) {
                 if (q0 + r < nq) {
-                    qv = coarse_load(queries, (long long)(q0 + r) * dim + k0 + kk, dtype);
-                    if (blockIdx.y == 0 && !isfinite(qv)) atomicCAS(bad_query, 0, query_base + q0 + r + 1);
+                    qv = ivf_coarse_query_value(queries, (long long)(q0 + r) * dim + k0 + kk_t);
+                    if (!isfinite(qv)) bad = min(bad, q0 + r);
                 }
-                if (c0 + r < n_centers) cv = centers[(long long)(c0 + r) * dim + k0 + kk];
+                if (c0 + r < n_centers) cv = centers[(long long)(c0 + r) * dim + k0 + kk_t];
             }
-            qs[kk * IVF_GEMM_S + r] = qv;
-            cs[kk * IVF_GEMM_S + r] = cv;
+            qs[kk_t * IVF_GEMM_S + r] = qv;
+            cs[kk_t * IVF_GEMM_S + r] = cv;
         }
         __syncthreads();
         #pragma unroll 8
@@ -194,63 +223,16 @@ extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
                 for (int b = 0; b < 4; ++b) acc[a][b] = fmaf(q[a], c[b], acc[a][b]);
         }
     }
+    if (blockIdx.y == 0) coarse_report_bad(bad_query, query_base, bad);
     #pragma unroll
-    for (int b = 0; b < 4; ++b) {
-        const int c = c0 + tc * 4 + b;
-        if (c >= n_centers) continue;
-        const float cn = center_norms[c];
+    for (int a = 0; a < 4; ++a) {
+        const int q = q0 + tq * 4 + a;
+        if (q >= nq) break;
+        float* row = scores + (long long)q * n_centers;
         #pragma unroll
-        for (int a = 0; a < 4; ++a) {
-            const int q = q0 + tq * 4 + a;
-            if (q >= nq) continue;
-            float s;
-            if (metric == 0) s = cn - 2.f * acc[a][b];
-            else if (metric == 1) s = -acc[a][b];
-            else s = cn > 0.f ? -acc[a][b] / cn : 0.f;
-            scores[(long long)q * n_centers + c] = s;
+        for (int b = 0; b < 4; ++b) {
+            const int c = c0 + tc * 4 + b;
+            if (c < n_centers) row[c] = fmaf(alpha[b], acc[a][b], beta[b]);
         }
     }
 }
-
-// Each query's n_probes best centres from its row of the score matrix, best first: one
-// warp a query (8 a block), 32 scores at a time offered to the warp's running top-k.
-template <int CAP>
-__device__ __forceinline__ void ivf_coarse_select_body(
-    const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes)
-{
-    __shared__ float top_d[8 * CAP];
-    __shared__ int top_i[8 * CAP];
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int q = blockIdx.x * 8 + warp;
-    if (q >= nq) return;
-    float* d = top_d + warp * CAP;
-    int* id = top_i + warp * CAP;
-    topk_init<CAP>(d, id, lane);
-    const float* row = scores + (long long)q * n_centers;
-    const float inf = __int_as_float(0x7f800000);
-    float thr = inf;
-    // n_probes ≤ 32: the list in registers (lane j: entry j), as in the fused kernel.
-    float rd = inf, kth = inf;
-    int rid = -1;
-    // The next 32 scores are loaded before the current ones are offered, so that the
-    // load's round trip overlaps the insertions.
-    float next = lane < n_centers ? row[lane] : inf;
-    for (int c0 = 0; c0 < n_centers; c0 += 32) {
-        const float s = next;
-        const int c_next = c0 + 32 + lane;
-        next = c_next < n_centers ? row[c_next] : inf;
-        if (CAP <= 32) kth = ws_offer(rd, rid, n_probes, lane, kth, inf, s, c0 + lane);
-        else thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, c0 + lane);
-    }
-    if (CAP <= 32 && lane < n_probes) id[lane] = rid;
-    __syncwarp();
-    long long* out = out_probes + (long long)q * n_probes;
-    for (int j = lane; j < n_probes; j += 32) out[j] = id[j] >= 0 ? id[j] : 0;
-}
-
-#define IVF_COARSE_SELECT_KERNEL(CAP)                                                          \
-    extern "C" __global__ void __launch_bounds__(256) ivf_coarse_select_c##CAP##_kernel(      \
-        const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes) { \
-        ivf_coarse_select_body<CAP>(scores, nq, n_centers, n_probes, out_probes);              \
-    }
-IVF_FOR_EACH_CAPACITY(IVF_COARSE_SELECT_KERNEL)

@@ -117,7 +117,7 @@ fn without_gpu(config: CacheConfig, out_dir: &Path) -> anyhow::Result<ExitCode> 
     );
     let cache = KernelCache::new(config);
     let b = bundle()?;
-    let coarse = coarse_plan_name(16)?;
+    let coarse = coarse_plan_name(16, DType::F32)?;
     let (scan, merge) = plan_names(
         DType::F32,
         veclen(DType::F32, DIM),

@@ -12,7 +12,7 @@ use ltokit::{Error, Result};
 
 use super::merge::{merge_kernel, SORT_MAX_CANDIDATES};
 use super::workspace::Buffer;
-use super::{capacity, coarse_plan_name, dtype_code, IvfGpu, KernelSpec};
+use super::{capacity, coarse_plan_name, IvfGpu, KernelSpec};
 use crate::data::DType;
 use crate::metric::Metric;
 
@@ -32,7 +32,6 @@ macro_rules! coarse_signature {
             Param::Ptr,                            // queries, in their stored type
             Param::I32,                            // nq
             Param::I32,                            // dim
-            Param::I32,                            // dtype code
             Param::I32,                            // metric code
             Param::Buffer(Elem::F32, Extent::Any), // centres
             Param::Buffer(Elem::F32, Extent::Any), // centre norms
@@ -73,19 +72,17 @@ struct QueryAndCentreArgs<'a> {
     centers: &'a DeviceCenters,
     nq: i32,
     dim: i32,
-    dtype: i32,
     metric: i32,
     n: i32,
     query_base: i32,
 }
 
 impl<'a> QueryAndCentreArgs<'a> {
-    fn new(centers: &'a DeviceCenters, nq: usize, dtype: DType, query_base: usize) -> Self {
+    fn new(centers: &'a DeviceCenters, nq: usize, query_base: usize) -> Self {
         QueryAndCentreArgs {
             centers,
             nq: nq as i32,
             dim: centers.dim as i32,
-            dtype: dtype_code(dtype),
             metric: centers.metric_code(),
             n: centers.n as i32,
             query_base: query_base as i32,
@@ -102,7 +99,6 @@ impl<'a> QueryAndCentreArgs<'a> {
             .view(queries)
             .scalar(&self.nq)
             .scalar(&self.dim)
-            .scalar(&self.dtype)
             .scalar(&self.metric)
             .buffer(&self.centers.centers)
             .buffer(&self.centers.norms)
@@ -231,18 +227,19 @@ impl DeviceCenters {
     }
 }
 
-/// The kernels a coarse search of `nq` queries over `n_centers` centres needs: the coarse
-/// kernel, and the merge of its splits when it splits.
+/// The kernels a coarse search of `nq` queries of `dtype` over `n_centers` centres needs:
+/// the coarse kernel, and the merge of its splits when it splits.
 pub(crate) fn coarse_kernels(
+    dtype: DType,
     dim: usize,
     n_probes: usize,
     nq: usize,
     n_centers: usize,
 ) -> Result<Vec<KernelSpec>> {
     if nq >= MATRIX_MIN_QUERIES {
-        return Ok(matrix_kernels(n_probes)?.to_vec());
+        return Ok(matrix_kernels(dtype, n_probes)?.to_vec());
     }
-    let mut specs = vec![coarse_kernel(dim, n_probes)?];
+    let mut specs = vec![coarse_kernel(dtype, dim, n_probes)?];
     let splits = coarse_splits(nq, n_centers, n_probes);
     if splits > 1 {
         specs.push(merge_kernel(Metric::L2, n_probes, nq, splits * n_probes)?);
@@ -250,11 +247,11 @@ pub(crate) fn coarse_kernels(
     Ok(specs)
 }
 
-/// The score-matrix kernel and the selection of `n_probes` from it.
-fn matrix_kernels(n_probes: usize) -> Result<[KernelSpec; 2]> {
+/// The score-matrix kernel for queries of `dtype` and the selection of `n_probes` from it.
+fn matrix_kernels(dtype: DType, n_probes: usize) -> Result<[KernelSpec; 2]> {
     Ok([
         KernelSpec {
-            plan: "coarse_scores".into(),
+            plan: format!("coarse_scores_{}", dtype.name()),
             signature: SCORES_SIGNATURE,
             shared: 0,
         },
@@ -266,8 +263,8 @@ fn matrix_kernels(n_probes: usize) -> Result<[KernelSpec; 2]> {
     ])
 }
 
-/// The coarse-search kernel for `dim`-dimensional queries and `n_probes` probes.
-pub(crate) fn coarse_kernel(dim: usize, n_probes: usize) -> Result<KernelSpec> {
+/// The coarse-search kernel for `dim`-dimensional queries of `dtype` and `n_probes` probes.
+pub(crate) fn coarse_kernel(dtype: DType, dim: usize, n_probes: usize) -> Result<KernelSpec> {
     let cap = capacity(n_probes)?;
     let shared = QUERIES_PER_BLOCK * cap * 12
         + TILE_ROWS * (TILE_DIMS + 1) * 4
@@ -278,7 +275,7 @@ pub(crate) fn coarse_kernel(dim: usize, n_probes: usize) -> Result<KernelSpec> {
         )));
     }
     Ok(KernelSpec {
-        plan: coarse_plan_name(n_probes)?,
+        plan: coarse_plan_name(n_probes, dtype)?,
         signature: COARSE_SIGNATURE,
         shared,
     })
@@ -317,14 +314,14 @@ impl IvfGpu {
         if nq >= MATRIX_MIN_QUERIES {
             return self.coarse_by_matrix(centers, q, n_probes, probes, bad_query);
         }
-        let spec = coarse_kernel(dim, n_probes)?;
+        let spec = coarse_kernel(dtype, dim, n_probes)?;
         let smem = spec.shared;
         let kernel = self
             .kernels
             .kernel(&spec.plan, spec.signature, spec.shared)?;
         let splits = coarse_splits(nq, centers.n, n_probes);
         let per_split = centers.n.div_ceil(splits);
-        let args = QueryAndCentreArgs::new(centers, nq, dtype, q.base);
+        let args = QueryAndCentreArgs::new(centers, nq, q.base);
         let (per_split_i, probes_i) = (per_split as i32, n_probes as i32);
         let cfg = LaunchConfig {
             grid_dim: (nq.div_ceil(QUERIES_PER_BLOCK) as u32, splits as u32, 1),
@@ -392,7 +389,7 @@ impl IvfGpu {
         bad_query: &mut CudaSlice<i32>,
     ) -> Result<()> {
         let (queries, dtype, nq) = (q.rows, q.dtype, q.n);
-        let [scores_spec, select_spec] = matrix_kernels(n_probes)?;
+        let [scores_spec, select_spec] = matrix_kernels(dtype, n_probes)?;
         let scores_k = self
             .kernels
             .kernel(&scores_spec.plan, scores_spec.signature, 0)?;
@@ -410,7 +407,7 @@ impl IvfGpu {
         for start in (0..nq).step_by(part) {
             let nb = part.min(nq - start);
             let part_rows = queries.slice(start * per_query..(start + nb) * per_query);
-            let args = QueryAndCentreArgs::new(centers, nb, dtype, q.base + start);
+            let args = QueryAndCentreArgs::new(centers, nb, q.base + start);
             let nb_i = nb as i32;
             let cfg = LaunchConfig {
                 grid_dim: (

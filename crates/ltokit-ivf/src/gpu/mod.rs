@@ -95,9 +95,9 @@ pub fn plan_names(
     ))
 }
 
-/// The coarse-search plan for `n_probes` probes per query.
-pub fn coarse_plan_name(n_probes: usize) -> Result<String> {
-    Ok(format!("coarse_c{}", capacity(n_probes)?))
+/// The coarse-search plan for `n_probes` probes per query of `dtype`.
+pub fn coarse_plan_name(n_probes: usize, dtype: DType) -> Result<String> {
+    Ok(format!("coarse_c{}_{}", capacity(n_probes)?, dtype.name()))
 }
 
 /// Results of a batch of queries, on the host.
@@ -236,16 +236,6 @@ fn nonempty<T: Clone + Default>(v: &[T]) -> Vec<T> {
         vec![T::default()]
     } else {
         v.to_vec()
-    }
-}
-
-/// The numeric code the kernels use for a data type (0 f32, 1 f16, 2 i8, 3 u8).
-fn dtype_code(dtype: DType) -> i32 {
-    match dtype {
-        DType::F32 => 0,
-        DType::F16 => 1,
-        DType::I8 => 2,
-        DType::U8 => 3,
     }
 }
 

@@ -161,7 +161,7 @@ impl GpuIndex {
         // theirs.
         let batch = IvfGpu::batch_size(n_probes, k).min(nq);
         let path = self.scan_path.get();
-        let mut specs = coarse_kernels(self.dim, n_probes, batch, self.centers.len())?;
+        let mut specs = coarse_kernels(self.dtype, self.dim, n_probes, batch, self.centers.len())?;
         let mut later = None;
         let list_major = if engine.use_list_major(path, &self.lists, batch, n_probes, k)? {
             let lm = list_major_kernels(
