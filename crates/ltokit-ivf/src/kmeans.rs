@@ -83,7 +83,7 @@ pub fn train(
 ) -> Result<Vec<f32>> {
     let n = train.len() / dim.max(1);
     let mut rng = Rng::new(params.seed);
-    let mut centers = initial_centers(train, dim, params, &mut rng)?;
+    let mut centers = initial_centers(TrainRows::all(train, dim), params, &mut rng)?;
     for _ in 0..params.iters {
         let labels = assign(train, &centers)?;
         let mut sums = vec![0f64; params.n_lists * dim];
@@ -126,14 +126,66 @@ pub fn train(
     Ok(centers)
 }
 
+/// Training vectors: every row of a row-major set, or the rows an index picks (one
+/// mesocluster's members), read in place rather than copied out.
+#[derive(Debug, Clone, Copy)]
+pub struct TrainRows<'a> {
+    data: &'a [f32],
+    dim: usize,
+    index: Option<&'a [usize]>,
+}
+
+impl<'a> TrainRows<'a> {
+    /// Every `dim`-wide row of `data`.
+    pub fn all(data: &'a [f32], dim: usize) -> Self {
+        TrainRows {
+            data,
+            dim,
+            index: None,
+        }
+    }
+
+    /// Rows `index[0]`, `index[1]`, … of `data`, in that order.
+    pub fn subset(data: &'a [f32], dim: usize, index: &'a [usize]) -> Self {
+        TrainRows {
+            data,
+            dim,
+            index: Some(index),
+        }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match self.index {
+            Some(index) => index.len(),
+            None => self.data.len() / self.dim.max(1),
+        }
+    }
+
+    /// Whether there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Values per row.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Row `i` (of this set's numbering).
+    pub fn row(&self, i: usize) -> &'a [f32] {
+        let at = self.index.map_or(i, |index| index[i]);
+        &self.data[at * self.dim..(at + 1) * self.dim]
+    }
+}
+
 /// The initial centres: `params.n_lists` distinct random training points.
 pub fn initial_centers(
-    train: &[f32],
-    dim: usize,
+    train: TrainRows<'_>,
     params: &KMeansParams,
     rng: &mut Rng,
 ) -> Result<Vec<f32>> {
-    let n = train.len() / dim.max(1);
+    let (n, dim) = (train.len(), train.dim());
     if params.n_lists == 0 || params.n_lists > n {
         return Err(Error::InvalidArgument(format!(
             "{} lists need at least as many training vectors; have {n}",
@@ -145,7 +197,7 @@ pub fn initial_centers(
     while picked.len() < params.n_lists {
         let i = rng.below(n);
         if picked.insert(i) {
-            centers.extend_from_slice(&train[i * dim..(i + 1) * dim]);
+            centers.extend_from_slice(train.row(i));
         }
     }
     Ok(centers)
@@ -200,10 +252,10 @@ pub fn adjust_small_lists<L: Copy + TryInto<usize>>(
     centers: &mut [f32],
     sizes: &[usize],
     labels: &[L],
-    train: &[f32],
-    dim: usize,
+    train: TrainRows<'_>,
     rng: &mut Rng,
 ) -> bool {
+    let dim = train.dim();
     let k = sizes.len();
     let n = labels.len();
     let mean = (n / k.max(1)).max(1);
@@ -239,8 +291,9 @@ pub fn adjust_small_lists<L: Copy + TryInto<usize>>(
             }
         };
         let w = (sizes[l] as f32).min(ADJUST_CENTER_WEIGHT);
+        let x = train.row(i);
         for j in 0..dim {
-            centers[l * dim + j] = (w * old[big * dim + j] + train[i * dim + j]) / (w + 1.0);
+            centers[l * dim + j] = (w * old[big * dim + j] + x[j]) / (w + 1.0);
         }
         moved = true;
     }
@@ -290,8 +343,7 @@ mod tests {
             &mut centers,
             &sizes,
             &labels,
-            &train,
-            dim,
+            TrainRows::all(&train, dim),
             &mut rng
         ));
         // List 1 (size 1, weight 1) moved halfway between list 0's centre and one of its
@@ -308,8 +360,7 @@ mod tests {
             &mut same,
             &[5, 5],
             &[0u32, 0, 0, 0, 0, 1, 1, 1, 1, 1],
-            &[0.0; 20],
-            dim,
+            TrainRows::all(&[0.0; 20], dim),
             &mut rng
         ));
         assert_eq!(same, before);

@@ -1,17 +1,20 @@
-//! k-means on the device: the training points uploaded once, the assignment by the coarse
+//! k-means on the device: the training points uploaded once (and each mesocluster's
+//! members gathered there, kernels/kmeans.cu), the assignment by the coarse
 //! kernel, the centre update by atomics (kernels/kmeans.cu), and cuVS's balancing step on
 //! the host (`kmeans::adjust_small_lists`; the labels come back only when a list is small
 //! enough to move).
 //! Spherical k-means (centres scaled to unit length, assignment by inner product) for the
 //! inner-product and cosine metrics.
 
-use ltokit::launch::{CudaView, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param};
-use ltokit::Result;
+use ltokit::launch::{CudaSlice, CudaView, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param};
+use ltokit::{Error, Result};
 
 use super::coarse::CoarseQueries;
 use super::{DeviceCenters, IvfGpu};
 use crate::data::{DType, Matrix, Rng};
-use crate::kmeans::{adjust_small_lists, initial_centers, KMeansParams, ADJUST_THRESHOLD};
+use crate::kmeans::{
+    adjust_small_lists, initial_centers, KMeansParams, TrainRows, ADJUST_THRESHOLD,
+};
 use crate::metric::Metric;
 
 const SUM_SIGNATURE: &[Param] = &[
@@ -21,6 +24,14 @@ const SUM_SIGNATURE: &[Param] = &[
     Param::I32,                               // dim
     Param::BufferMut(Elem::F32, Extent::Any), // sums
     Param::BufferMut(Elem::U32, Extent::Any), // counts
+];
+
+const GATHER_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::F32, Extent::Any),    // points
+    Param::Buffer(Elem::U32, Extent::Any),    // order
+    Param::I32,                               // rows to gather
+    Param::I32,                               // dim
+    Param::BufferMut(Elem::F32, Extent::Any), // gathered rows
 ];
 
 const DIVIDE_SIGNATURE: &[Param] = &[
@@ -44,15 +55,21 @@ impl IvfGpu {
         params: &KMeansParams,
         spherical: bool,
     ) -> Result<Vec<f32>> {
-        let mut rng = Rng::new(params.seed);
-        let centers = initial_centers(train, dim, params, &mut rng)?;
-        self.refine_kmeans(train, dim, centers, params.iters, spherical, &mut rng)
+        let points = self.gpu.upload(train)?;
+        self.kmeans_on(
+            &points.slice(0..train.len()),
+            TrainRows::all(train, dim),
+            params,
+            spherical,
+        )
     }
 
     /// Balanced hierarchical k-means, as cuVS builds its lists: `√n_lists` mesoclusters
     /// first, then each mesocluster's own centres in proportion to its share of the
     /// points (so that dense regions get more, smaller lists), then a few iterations over
-    /// all centres together. Falls back to plain k-means below 64 lists.
+    /// all centres together. Falls back to plain k-means below 64 lists. The training
+    /// set goes to the device once; each mesocluster's members are gathered there next
+    /// to each other, so that its clustering reads one contiguous slice.
     pub fn train_balanced(
         &self,
         train: &[f32],
@@ -65,10 +82,14 @@ impl IvfGpu {
         if k < 64 || n < 4 * k {
             return self.train_kmeans(train, dim, params, spherical);
         }
+        let started = std::time::Instant::now();
+        let uploaded = self.gpu.upload(train)?;
+        let points = uploaded.slice(0..n * dim);
+        let rows = TrainRows::all(train, dim);
         let n_meso = ((k as f64).sqrt().round() as usize).clamp(2, k);
-        let meso = self.train_kmeans(
-            train,
-            dim,
+        let meso = self.kmeans_on(
+            &points,
+            rows,
             &KMeansParams {
                 n_lists: n_meso,
                 iters: params.iters.div_ceil(2).max(1),
@@ -77,22 +98,24 @@ impl IvfGpu {
             spherical,
         )?;
         let metric = if spherical { Metric::Ip } else { Metric::L2 };
-        let labels = self.assign_f32(train, &meso, dim, metric)?;
+        let labels = self.assign_uploaded(&points, DType::F32, dim, &meso, metric)?;
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_meso];
         for (i, &l) in labels.iter().enumerate() {
             members[l as usize].push(i);
         }
         let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
         let fine = proportional_split(k, &sizes);
+        let meso_done = started.elapsed();
+        let order: Vec<u32> = members.iter().flatten().map(|&i| i as u32).collect();
+        let grouped = self.gather_rows(&points, &order, dim)?;
         let mut rng = Rng::new(params.seed ^ 0xBA1A);
         let mut centers = Vec::with_capacity(k * dim);
-        for (m, rows) in members.iter().enumerate() {
+        let mut first = 0;
+        for (m, index) in members.iter().enumerate() {
+            let (begin, end) = (first, first + index.len());
+            first = end;
             if fine[m] == 0 {
                 continue;
-            }
-            let mut points = Vec::with_capacity(rows.len() * dim);
-            for &i in rows {
-                points.extend_from_slice(&train[i * dim..(i + 1) * dim]);
             }
             let sub = KMeansParams {
                 n_lists: fine[m],
@@ -100,36 +123,115 @@ impl IvfGpu {
                 seed: rng.next_u64(),
                 ..*params
             };
-            centers.extend(self.train_kmeans(&points, dim, &sub, spherical)?);
+            centers.extend(self.kmeans_on(
+                &grouped.slice(begin * dim..end * dim),
+                TrainRows::subset(train, dim, index),
+                &sub,
+                spherical,
+            )?);
         }
-        self.refine_kmeans(
-            train,
-            dim,
+        let fine_done = started.elapsed();
+        let centers = self.refine_kmeans(
+            &points,
+            rows,
             centers,
             params.iters.div_ceil(4).max(1),
             spherical,
             &mut rng,
-        )
+        )?;
+        tracing::debug!(
+            upload_and_mesoclusters_ms = meso_done.as_secs_f64() * 1e3,
+            fine_ms = (fine_done - meso_done).as_secs_f64() * 1e3,
+            refine_ms = (started.elapsed() - fine_done).as_secs_f64() * 1e3,
+            "balanced k-means of {n} rows into {k} lists"
+        );
+        Ok(centers)
     }
 
-    /// Lloyd iterations on the device from the given centres, with balancing.
+    /// k-means from `params.n_lists` random rows of `rows`, whose values `points` holds
+    /// on the device in the same order.
+    fn kmeans_on(
+        &self,
+        points: &CudaView<'_, f32>,
+        rows: TrainRows<'_>,
+        params: &KMeansParams,
+        spherical: bool,
+    ) -> Result<Vec<f32>> {
+        let mut rng = Rng::new(params.seed);
+        let centers = initial_centers(rows, params, &mut rng)?;
+        self.refine_kmeans(points, rows, centers, params.iters, spherical, &mut rng)
+    }
+
+    /// Rows `order[0]`, `order[1]`, … of the `dim`-wide rows of `points`, gathered into a
+    /// new device buffer.
+    fn gather_rows(
+        &self,
+        points: &CudaView<'_, f32>,
+        order: &[u32],
+        dim: usize,
+    ) -> Result<CudaSlice<f32>> {
+        let gpu = &self.gpu;
+        let n_rows = points.len() / dim.max(1);
+        if let Some(&bad) = order.iter().find(|&&i| i as usize >= n_rows) {
+            return Err(Error::InvalidArgument(format!(
+                "row {bad} to gather from {n_rows} rows"
+            )));
+        }
+        let mut out = gpu.alloc::<f32>((order.len() * dim).max(1))?;
+        if order.is_empty() {
+            return Ok(out);
+        }
+        let order_dev = gpu.upload(order)?;
+        let gather = self.kernels.kernel("kmeans_gather", GATHER_SIGNATURE, 0)?;
+        let (n_i, dim_i) = (order.len() as i32, dim as i32);
+        let launch = Launch::on(
+            gpu.stream(),
+            &gather,
+            LaunchConfig {
+                grid_dim: (
+                    (order.len() * 32).div_ceil(256).clamp(1, 132 * 16) as u32,
+                    1,
+                    1,
+                ),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            },
+        )
+        .view(points)
+        .buffer(&order_dev)
+        .scalar(&n_i)
+        .scalar(&dim_i)
+        .buffer_mut(&mut out);
+        // SAFETY: row r of `out` (order.len() rows of dim) gets row order[r] of `points`,
+        // each checked above to be below its row count.
+        unsafe { launch.run() }?;
+        Ok(out)
+    }
+
+    /// Lloyd iterations on the device from the given centres, with balancing, over the
+    /// points of `points` (the values of `rows`, which the balancing reads on the host).
     fn refine_kmeans(
         &self,
-        train: &[f32],
-        dim: usize,
+        points: &CudaView<'_, f32>,
+        rows: TrainRows<'_>,
         mut centers: Vec<f32>,
         iters: usize,
         spherical: bool,
         rng: &mut Rng,
     ) -> Result<Vec<f32>> {
-        let n = train.len() / dim.max(1);
+        let (n, dim) = (rows.len(), rows.dim());
         let k = centers.len() / dim.max(1);
+        if points.len() < n * dim {
+            return Err(Error::InvalidArgument(format!(
+                "{} point values on the device for {n} rows of {dim}",
+                points.len()
+            )));
+        }
         if spherical {
             centers.chunks_mut(dim).for_each(normalise);
         }
         let metric = if spherical { Metric::Ip } else { Metric::L2 };
         let gpu = &self.gpu;
-        let points = gpu.upload(train)?;
         let mut labels = gpu.alloc::<i64>(n)?;
         let mut bad = gpu.upload(&[0i32])?;
         let mut sums = gpu.alloc::<f32>(k * dim)?;
@@ -158,7 +260,7 @@ impl IvfGpu {
                     shared_mem_bytes: 0,
                 },
             )
-            .buffer(&points)
+            .view(points)
             .buffer(&labels)
             .scalar(&n_i)
             .scalar(&dim_i)
@@ -197,7 +299,7 @@ impl IvfGpu {
                 if sizes.iter().any(|&c| c as f64 <= threshold) {
                     centers = gpu.download(&dev.centers)?;
                     let labels_host = gpu.download(&labels)?;
-                    if adjust_small_lists(&mut centers, &sizes, &labels_host, train, dim, rng) {
+                    if adjust_small_lists(&mut centers, &sizes, &labels_host, rows, rng) {
                         if spherical {
                             centers.chunks_mut(dim).for_each(normalise);
                         }
