@@ -13,7 +13,8 @@ usage: make-bench-data.py OUT_DIR [SET ...]   (default: every set)
   clustered   2,000,000 x 96 f32: 4,000 anisotropic Gaussian clusters of uneven size
 
 Each set is OUT_DIR/SET/base.npy and OUT_DIR/SET/queries.npy (10,000 queries from the
-same distribution, not in the base).
+same distribution, not in the base). A set named NAME-qN (e.g. lowdim-q100000) is NAME's
+base with N queries instead (for batches larger than 10,000).
 """
 import os
 import sys
@@ -81,24 +82,33 @@ def write(out, name, base, queries):
 
 def main():
     out = sys.argv[1]
-    sets = sys.argv[2:] or ["lowdim", "lowdim-f16", "lowdim-i8", "images", "clustered"]
-    rng = np.random.default_rng(20261130)
-    if any(s.startswith("lowdim") for s in sets):
-        both = lowdim(rng, 1_000_000 + QUERIES)
-        base, queries = both[:1_000_000], both[1_000_000:]
-        if "lowdim" in sets:
-            write(out, "lowdim", base, queries)
-        if "lowdim-f16" in sets:
-            write(out, "lowdim-f16", base.astype(np.float16), queries.astype(np.float16))
-        if "lowdim-i8" in sets:
-            q8 = lambda a: np.clip(np.rint(a * 32), -127, 127).astype(np.int8)
-            write(out, "lowdim-i8", q8(base), q8(queries))
-    if "images" in sets:
-        both = images(rng, 60_000 + QUERIES)
-        write(out, "images", both[:60_000], both[60_000:])
-    if "clustered" in sets:
-        both = clustered(rng, 2_000_000 + QUERIES)
-        write(out, "clustered", both[:2_000_000], both[2_000_000:])
+    wanted = sys.argv[2:] or ["lowdim", "lowdim-f16", "lowdim-i8", "images", "clustered"]
+    # (set, query count) -> the directory name it was asked for under.
+    asked = {}
+    for tag in wanted:
+        name, n = tag, QUERIES
+        if "-q" in tag and tag.rsplit("-q", 1)[1].isdigit():
+            name, n = tag.rsplit("-q", 1)[0], int(tag.rsplit("-q", 1)[1])
+        asked.setdefault(n, []).append((name, tag))
+    for n, sets in sorted(asked.items()):
+        names = {name: tag for name, tag in sets}
+        rng = np.random.default_rng(20261130)
+        if any(s.startswith("lowdim") for s in names):
+            both = lowdim(rng, 1_000_000 + n)
+            base, queries = both[:1_000_000], both[1_000_000:]
+            if "lowdim" in names:
+                write(out, names["lowdim"], base, queries)
+            if "lowdim-f16" in names:
+                write(out, names["lowdim-f16"], base.astype(np.float16), queries.astype(np.float16))
+            if "lowdim-i8" in names:
+                q8 = lambda a: np.clip(np.rint(a * 32), -127, 127).astype(np.int8)
+                write(out, names["lowdim-i8"], q8(base), q8(queries))
+        if "images" in names:
+            both = images(rng, 60_000 + n)
+            write(out, names["images"], both[:60_000], both[60_000:])
+        if "clustered" in names:
+            both = clustered(rng, 2_000_000 + n)
+            write(out, names["clustered"], both[:2_000_000], both[2_000_000:])
 
 
 if __name__ == "__main__":
