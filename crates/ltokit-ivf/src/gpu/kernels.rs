@@ -116,6 +116,17 @@ impl KernelSet {
     /// a background thread, and returns at once. A failure is logged, and a later call
     /// tries again.
     pub(crate) fn prepare_in_background(self: &Arc<Self>, specs: &[KernelSpec]) {
+        self.load_in_background(specs, false);
+    }
+
+    /// Like [`KernelSet::prepare_in_background`], but one kernel at a time in the order
+    /// given (what is needed first is ready first, and the links do not compete for the
+    /// cores a search's own links need).
+    pub(crate) fn prepare_in_background_in_order(self: &Arc<Self>, specs: &[KernelSpec]) {
+        self.load_in_background(specs, true);
+    }
+
+    fn load_in_background(self: &Arc<Self>, specs: &[KernelSpec], in_order: bool) {
         let todo: Vec<KernelSpec> = {
             let loaded = self.loaded.lock();
             let mut pending = self.pending.lock();
@@ -130,7 +141,12 @@ impl KernelSet {
         }
         let set = Arc::clone(self);
         let handle = std::thread::spawn(move || {
-            let result = set.prepare(&todo);
+            let result = if in_order {
+                todo.iter()
+                    .try_for_each(|s| set.prepare(std::slice::from_ref(s)))
+            } else {
+                set.prepare(&todo)
+            };
             if let Err(e) = &result {
                 tracing::warn!(
                     "loading {} kernels in the background failed: {e}",

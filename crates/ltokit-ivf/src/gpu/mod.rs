@@ -198,6 +198,12 @@ impl IvfGpu {
         self.kernels.prepare_in_background(specs)
     }
 
+    /// Starts loading the kernels of `specs` on a background thread, one at a time in
+    /// the order given; returns at once.
+    pub(crate) fn prepare_in_background_in_order(&self, specs: &[KernelSpec]) {
+        self.kernels.prepare_in_background_in_order(specs)
+    }
+
     /// Whether every kernel of `specs` is loaded.
     pub(crate) fn kernels_loaded(&self, specs: &[KernelSpec]) -> bool {
         self.kernels.all_loaded(specs)

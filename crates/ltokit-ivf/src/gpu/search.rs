@@ -16,7 +16,10 @@ use super::list_major::{list_major_kernels, ScanPathCell};
 use super::profile::Stage;
 use super::scan::{candidate_sets, scan_kernels, ScanBatch};
 use super::workspace::{HostStaging, Workspace};
-use super::{capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, Neighbors, ScanPath, MAX_K};
+use super::{
+    capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, KernelSpec, Neighbors, ScanPath,
+    MAX_K,
+};
 use crate::data::{DType, Matrix};
 use crate::index::IvfIndex;
 use crate::metric::{Filter, Metric};
@@ -39,13 +42,17 @@ pub struct GpuIndex {
 }
 
 impl GpuIndex {
-    /// Uploads an index.
+    /// Uploads an index. The kernels a first search most likely needs (k ≤ 16, a batch of
+    /// thousands, up to 64 probes) start linking on a background thread at once, one
+    /// after another, so that they are ready by the time the upload is done and the first
+    /// search comes — a search needing one of them while it links waits for that link
+    /// instead of starting its own.
     pub fn upload(engine: &IvfGpu, index: &IvfIndex) -> Result<Self> {
         let coarse_metric = match index.metric {
             Metric::L2Sqrt => Metric::L2,
             m => m,
         };
-        Ok(GpuIndex {
+        let gindex = GpuIndex {
             metric: index.metric,
             dtype: index.dtype,
             dim: index.dim,
@@ -55,7 +62,57 @@ impl GpuIndex {
             workspace: Mutex::new(Workspace::default()),
             staging: Mutex::new(HostStaging::default()),
             scan_path: ScanPathCell::default(),
-        })
+        };
+        engine.prepare_in_background_in_order(&gindex.likely_first_kernels(engine)?);
+        Ok(gindex)
+    }
+
+    /// The kernels of the search most indexes see first, in the order they are linked
+    /// ahead of it: k = 10 over a batch of 10,000 queries — the per-query scan and its
+    /// merge (what auto runs while the list-major kernel loads), the coarse selection
+    /// for 8, 16, 32, 4, 2 and 64 probes — then the list-major scan for that batch.
+    fn likely_first_kernels(&self, engine: &IvfGpu) -> Result<Vec<KernelSpec>> {
+        const K: usize = 10;
+        const BATCH: usize = 10_000;
+        let mut specs = Vec::new();
+        for n_probes in [8, 16, 32, 4, 2, 64] {
+            if self.check_probes(n_probes).is_err() {
+                continue;
+            }
+            if specs.is_empty() {
+                specs.extend(scan_kernels(
+                    &self.lists,
+                    self.metric,
+                    &Filter::None,
+                    K,
+                    BATCH,
+                    n_probes,
+                )?);
+            }
+            specs.extend(coarse_kernels(
+                self.dtype,
+                self.dim,
+                n_probes,
+                BATCH,
+                self.centers.len(),
+            )?);
+        }
+        let n_probes = 16.min(self.n_lists);
+        if engine
+            .list_major_tile(self.dtype, self.dim, K, BATCH * n_probes, self.n_lists)?
+            .is_ok()
+        {
+            specs.extend(list_major_kernels(
+                &self.lists,
+                engine.list_major_tile_arithmetic(self.dtype),
+                self.metric,
+                &Filter::None,
+                K,
+                (BATCH, n_probes),
+                engine.shared_limit()?,
+            )?);
+        }
+        Ok(specs)
     }
 
     /// Chooses the scan later searches run (default [`ScanPath::Auto`]). Forcing
