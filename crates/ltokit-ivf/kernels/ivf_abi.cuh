@@ -40,20 +40,15 @@ extern "C" __device__ bool ivf_metric_l2();
 struct LmRegs { uint4 v[LM_PREFETCH]; };
 
 // The candidates of one step: for query slot i, the rows whose score (ivf_score's
-// convention, smaller is better) beats thr[i] — appended after the count[i] already there,
-// at score[i * stride + j] and row[i * stride + j] (the row's position in the list, modulo
-// 65,536). A slot holds `stride` candidates (64, or 128 where the top-k pass may let them
-// wait a step: lmscan.cu); the caller leaves room for a whole step (64) before each
-// multiply. Scoring and this filter happen where the products are (in registers for the
-// tensor-core tiles), so the few rows that can still enter a query's top k are all that
-// reaches the top-k lists.
+// convention, smaller is better) beats thr[i] — count[i] of them, at
+// score[i * LM_STEP_ROWS + j] and row[i * LM_STEP_ROWS + j] (the row within the step).
+// Scoring and this filter happen where the products are (in registers for f32), so the
+// few rows that can still enter a query's top k are all that reaches the top-k lists.
 struct LmCandidates {
-    const float* thr;     // [qt]: -inf for an empty slot
-    float* score;         // [qt][stride]
-    unsigned short* row;  // [qt][stride]
-    int* count;           // [qt]
-    int stride;           // candidates a slot holds
-    int base;             // the step's first row in the list
+    const float* thr;    // [qt]: -inf for an empty slot
+    float* score;        // [qt][LM_STEP_ROWS]
+    unsigned char* row;  // [qt][LM_STEP_ROWS]
+    int* count;          // [qt], zero before each multiply
 };
 
 // Stages the tile's `qt` queries (slot i ← query qidx[i] of `queries`, zeros where

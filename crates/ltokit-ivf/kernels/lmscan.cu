@@ -27,9 +27,9 @@
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset, \
     const int* __restrict__ list_size, const long long* __restrict__ ids,                       \
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,            \
-    int k, int cand_stride, unsigned int* __restrict__ bound, float* __restrict__ out_d, long long* __restrict__ out_id
+    int k, unsigned int* __restrict__ bound, float* __restrict__ out_d, long long* __restrict__ out_id
 #define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, pairs, list_start, tile_start, n_lists, \
-    data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, cand_stride, bound, out_d, out_id
+    data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, bound, out_d, out_id
 
 // A query's bound: the smallest k-th score any of its pairs has reached so far (a pair
 // with k candidates at or below it exists), kept as an order-reversing key so that the
@@ -46,17 +46,16 @@ __device__ __forceinline__ float lm_bound_score(unsigned int key) {
     return __uint_as_float(o & 0x80000000u ? o & 0x7fffffffu : ~o);
 }
 
-// Candidate j of slot i's kept rows (n of them, positions modulo 65,536 within the window
-// that starts at row `window` of a list of `size`): its score, or +inf where there is none
-// or the filter drops it, and its row position.
+// Candidate j of slot i's step list (n of them, rows from `base` of a list of `size`):
+// its score, or +inf where there is none or the filter drops it, and its row position.
 struct LmOffer { float s; int row; };
-__device__ __forceinline__ LmOffer lm_candidate(const LmCandidates& cand, int i, int j, int n, int window,
-                                                int size, const long long* list_ids, int query,
+__device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const unsigned char* cand_row, int i, int j,
+                                                int n, int base, int size, const long long* list_ids, int query,
                                                 const unsigned int* filter, long long filter_words) {
     LmOffer o = {__int_as_float(0x7f800000), 0};
     if (j < n) {
-        o.row = window + cand.row[i * cand.stride + j];
-        if (o.row < size && ivf_keep(list_ids[o.row], query, filter, filter_words)) o.s = cand.score[i * cand.stride + j];
+        o.row = base + cand_row[i * LM_STEP_ROWS + j];
+        if (o.row < size && ivf_keep(list_ids[o.row], query, filter, filter_words)) o.s = cand_score[i * LM_STEP_ROWS + j];
     }
     return o;
 }
@@ -79,19 +78,19 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     float* top_d = reinterpret_cast<float*>(smem_raw);               // [qt][CAP]
     int* top_pos = reinterpret_cast<int*>(top_d + qt * CAP);         // [qt][CAP]
-    float* cand_score = reinterpret_cast<float*>(top_pos + qt * CAP); // [qt][cand_stride]
-    float* thr = cand_score + qt * cand_stride;                      // [qt]
+    float* cand_score = reinterpret_cast<float*>(top_pos + qt * CAP); // [qt][64]
+    float* thr = cand_score + qt * LM_STEP_ROWS;                     // [qt]
     float* qbound = thr + qt;                                        // [qt]
     int* cand_count = reinterpret_cast<int*>(qbound + qt);           // [qt]
     int* qidx = cand_count + qt;                                     // [qt]
     int* pair = qidx + qt;                                           // [qt]
-    unsigned short* cand_row = reinterpret_cast<unsigned short*>(pair + qt); // [qt][cand_stride]
+    unsigned char* cand_row = reinterpret_cast<unsigned char*>(pair + qt); // [qt][64]
     // 128-byte aligned: WMMA tiles need 32-byte aligned rows. Aligned as an offset from
     // smem_raw (itself 128-byte aligned), not through an integer cast of the pointer, so
     // that the compiler still knows it is shared memory (shared loads, 32-bit addresses).
-    const int work_off = ((int)((unsigned char*)(cand_row + qt * cand_stride) - smem_raw) + 127) & ~127;
+    const int work_off = ((int)(cand_row + qt * LM_STEP_ROWS - smem_raw) + 127) & ~127;
     unsigned char* work = smem_raw + work_off;
-    LmCandidates cand = {thr, cand_score, cand_row, cand_count, cand_stride, 0};
+    const LmCandidates cand = {thr, cand_score, cand_row, cand_count};
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const float inf = __int_as_float(0x7f800000);
@@ -116,7 +115,6 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     ivf_lm_fetch(rows, min(2, (size + 31) / 32), dim, veclen, &regs);
     for (int st = 0; st < steps; ++st) {
         const int base = st * LM_STEP_ROWS;
-        cand.base = base;
         ivf_lm_store(rows + st * step_bytes, min(2, (size - base + 31) / 32), dim, veclen, &regs, work, qt);
         __syncthreads();
         // The queries' bounds load while the step is multiplied (a load per query in the
@@ -129,21 +127,14 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         __syncthreads();
         // Each warp offers its slots' kept rows to their top-k lists, then sets the next
         // step's threshold (the next ivf_lm_store's barrier orders it before the multiply).
-        // A slot's rows wait for a later step while there is room for another step's (a
-        // stride of 128: most steps of a pair keep a few rows, and a visit costs as much
-        // as several insertions), but not past the list's end or a 65,536-row window
-        // (positions are kept modulo 65,536). Lane j looks after slot warp + 8 j (a tile
-        // has at most 64 slots: 8 a warp): a slot not offered now only takes its query's
-        // bound, which other tiles may have lowered, into its threshold — all such slots
-        // at once, one a lane; the others go through the whole warp one after another.
-        const bool last = st + 1 == steps || ((base + LM_STEP_ROWS) & 0xffff) == 0;
-        const int room = cand_stride - LM_STEP_ROWS;
-        const int window = base & ~0xffff;
+        // Lane j looks after slot warp + 8 j (a tile has at most 64 slots: 8 a warp): a
+        // slot whose step kept no row only takes its query's bound, which other tiles may
+        // have lowered, into its threshold — all such slots at once, one a lane; the
+        // others go through the whole warp one after another.
         const int my_slot = warp + LM_WARPS * lane;
         const int my_n = my_slot < count ? cand_count[my_slot] : 0;
-        const bool offer = my_n > 0 && (last || my_n > room);
-        if (my_slot < count && !offer) thr[my_slot] = fminf(top_d[my_slot * CAP + k - 1], qbound[my_slot]);
-        unsigned busy = __ballot_sync(IVF_FULL, offer);
+        if (my_slot < count && my_n == 0) thr[my_slot] = fminf(top_d[my_slot * CAP + k - 1], qbound[my_slot]);
+        unsigned busy = __ballot_sync(IVF_FULL, my_n > 0);
         while (busy) {
             const int i = warp + LM_WARPS * (__ffs(busy) - 1);
             busy &= busy - 1;
@@ -153,14 +144,14 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             const int n = cand_count[i];
             float kth;
             if (CAP <= 32) {
-                // The list in registers while the kept rows are offered (lane j holds
+                // The list in registers while the step's rows are offered (lane j holds
                 // entry j): an insertion is a few shuffles instead of a shared-memory
                 // shift with two warp barriers.
                 kth = d[k - 1];
                 float rd = lane < k ? d[lane] : inf;
                 int rp = lane < k ? pos[lane] : -1;
                 for (int j0 = 0; j0 < n; j0 += 32) {
-                    const LmOffer c = lm_candidate(cand, i, j0 + lane, n, window, size,
+                    const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, base, size,
                                                    ids + off, query_base + qidx[i], filter, filter_words);
                     kth = ws_offer(rd, rp, k, lane, kth, qb, c.s, c.row);
                 }
@@ -168,7 +159,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             } else {
                 float t = fminf(d[k - 1], qb);
                 for (int j0 = 0; j0 < n; j0 += 32) {
-                    const LmOffer c = lm_candidate(cand, i, j0 + lane, n, window, size,
+                    const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, base, size,
                                                    ids + off, query_base + qidx[i], filter, filter_words);
                     t = topk_offer<CAP>(d, pos, k, lane, t, c.s, c.row);
                 }

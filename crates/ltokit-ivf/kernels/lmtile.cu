@@ -281,12 +281,6 @@ __device__ __forceinline__ float lm_score(Sum dot, Sum qn, Sum xn, bool l2) {
     return ivf_score(acc, (float)qn, (float)xn);
 }
 
-// Appends candidate `at` of slot i: its score and step row r (as a position in the list).
-__device__ __forceinline__ void lm_keep(const LmCandidates& cand, int i, int at, float s, int r) {
-    cand.score[i * cand.stride + at] = s;
-    cand.row[i * cand.stride + at] = (unsigned short)(cand.base + r);
-}
-
 #if defined(LM_WMMA)
 #include <mma.h>
 extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, LmCandidates cand) {
@@ -341,7 +335,9 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
             if (lane == 0) base = atomicAdd(&cand.count[i], __popc(kept));
             base = __shfl_sync(0xffffffffu, base, 0);
             if (kept & (1u << lane)) {
-                lm_keep(cand, i, base + __popc(kept & ((1u << lane) - 1)), s, r);
+                const int j = base + __popc(kept & ((1u << lane) - 1));
+                cand.score[i * LM_STEP_ROWS + j] = s;
+                cand.row[i * LM_STEP_ROWS + j] = (unsigned char)r;
             }
         }
     }
@@ -352,9 +348,6 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
 // ldmatrix, which hands lane l the 32-bit word (row l / 4, word l % 4) of each 8 × 8
 // matrix of 16-bit values — an 8-row × 16-byte block — and that is the mma's A and B
 // register layout for all three forms (a TF32 value, an f16 pair, an 8-bit quadruple).
-// The mma asm statements are not volatile (they only read and write registers), so that
-// the compiler may interleave the independent products of a warp's query blocks; the
-// ldmatrix ones are, as they read shared memory between barriers.
 __device__ __forceinline__ unsigned lm_shared_address(const void* p) {
     return (unsigned)__cvta_generic_to_shared(p);
 }
@@ -386,7 +379,7 @@ __device__ __forceinline__ void lm_split(unsigned v, unsigned& big, unsigned& sm
     small = __float_as_uint(__uint_as_float(v) - __uint_as_float(big));
 }
 __device__ __forceinline__ void lm_mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm(
+    asm volatile(
         "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -417,7 +410,7 @@ __device__ __forceinline__ void lm_mma_op(float (&c)[4], const unsigned (&a)[4],
 #define LM_ACC "r"
 #endif
 __device__ __forceinline__ void lm_mma_op(Sum (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm(
+    asm volatile(
         "mma.sync.aligned." LM_MMA_FORM " "
         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
         : "+" LM_ACC(c[0]), "+" LM_ACC(c[1]), "+" LM_ACC(c[2]), "+" LM_ACC(c[3])
@@ -463,14 +456,35 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
     const int r0 = warp * 8 + 2 * t;
     const Sum xn0 = lm_row_norm(w, r0), xn1 = lm_row_norm(w, r0 + 1);
     const bool l2 = ivf_metric_l2();
+    // Every accumulator scored and compared first, the outcomes as bits (no branch per
+    // accumulator); the appends only where some lane of the warp kept one — after the
+    // first steps of a pair, most steps keep nothing.
+    float sc[MT][4];
+    unsigned keep = 0;
     #pragma unroll
     for (int m = 0; m < MT; ++m) {
         #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int i = 16 * m + g + (j >= 2 ? 8 : 0);
-            const float s = lm_score(c[m][j], w.qn[i], (j & 1) ? xn1 : xn0, l2);
-            if (s < cand.thr[i]) {
-                lm_keep(cand, i, atomicAdd(&cand.count[i], 1), s, r0 + (j & 1));
+        for (int jh = 0; jh < 2; ++jh) {
+            const int i = 16 * m + g + 8 * jh;
+            const float qn = w.qn[i], thr = cand.thr[i];
+            #pragma unroll
+            for (int j = 2 * jh; j < 2 * jh + 2; ++j) {
+                sc[m][j] = lm_score(c[m][j], qn, (j & 1) ? xn1 : xn0, l2);
+                keep |= (sc[m][j] < thr ? 1u : 0u) << (4 * m + j);
+            }
+        }
+    }
+    if (__any_sync(0xffffffffu, keep != 0)) {
+        #pragma unroll
+        for (int m = 0; m < MT; ++m) {
+            #pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                if (keep & (1u << (4 * m + j))) {
+                    const int i = 16 * m + g + (j >= 2 ? 8 : 0);
+                    const int at = atomicAdd(&cand.count[i], 1);
+                    cand.score[i * LM_STEP_ROWS + at] = sc[m][j];
+                    cand.row[i * LM_STEP_ROWS + at] = (unsigned char)(r0 + (j & 1));
+                }
             }
         }
     }
@@ -527,7 +541,9 @@ __device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, co
         for (int b = 0; b < 4; ++b) {
             const float sc = lm_score(s[a][b], qn, xn[b], l2);
             if (sc < thr) {
-                lm_keep(cand, i, atomicAdd(&cand.count[i], 1), sc, rq * 4 + b);
+                const int j = atomicAdd(&cand.count[i], 1);
+                cand.score[i * LM_STEP_ROWS + j] = sc;
+                cand.row[i * LM_STEP_ROWS + j] = (unsigned char)(rq * 4 + b);
             }
         }
     }

@@ -261,30 +261,13 @@ fn work_bytes(tile: LmTile, dim: usize, qt: usize) -> usize {
     }
 }
 
-/// Dynamic shared memory each of two list-major blocks may use for both to share an SM
-/// (Hopper: 228 KiB an SM, of which 1 KiB is reserved per block).
-const TWO_BLOCKS_SHARED: usize = 113 * 1024;
-
-/// Candidates a query slot of a list-major block holds (`LmCandidates::stride`): 128 —
-/// kept rows may then wait a step for the top-k pass, which visits a slot about a third
-/// as often — where that still lets two blocks share an SM; else 64 (every step's rows
-/// offered at once).
-pub fn candidate_stride(tile: LmTile, dim: usize, k: usize, qt: usize) -> Result<usize> {
-    let wide = layout_bytes(tile, dim, k, qt, 128)?;
-    Ok(if wide <= TWO_BLOCKS_SHARED { 128 } else { 64 })
-}
-
 /// Dynamic shared memory of one list-major block of `qt` queries (the layout in
-/// lmscan.cu: top-k lists, the kept candidates (a score and a 16-bit row position each,
-/// [`candidate_stride`] a slot), thresholds, bounds, counts and slots, then the 128-byte
-/// aligned work area).
+/// lmscan.cu: top-k lists, a step's kept candidates (a score and a row byte for each of
+/// 64 rows a query), thresholds, bounds, counts and slots, then the 128-byte aligned work
+/// area).
 pub fn shared_bytes(tile: LmTile, dim: usize, k: usize, qt: usize) -> Result<usize> {
-    layout_bytes(tile, dim, k, qt, candidate_stride(tile, dim, k, qt)?)
-}
-
-fn layout_bytes(tile: LmTile, dim: usize, k: usize, qt: usize, stride: usize) -> Result<usize> {
     let cap = capacity(k)?;
-    let fixed = qt * cap * 8 + qt * stride * (4 + 2) + qt * 4 * 5;
+    let fixed = qt * cap * 8 + qt * 64 * (4 + 1) + qt * 4 * 5;
     Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt))
 }
 
@@ -302,7 +285,6 @@ const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::I32,                            // n_lists
     ],
     [
-        Param::I32,                               // candidates a slot holds
         Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds (zeroed)
         Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
         Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
@@ -503,7 +485,6 @@ impl IvfGpu {
             self.shared_limit()?,
         )?;
         let scan_smem = shared_bytes(tile, lists.dim, b.k, qt)?;
-        let stride_i = candidate_stride(tile, lists.dim, b.k, qt)? as i32;
         let scan_k = self
             .kernels
             .kernel(&scan.plan, scan.signature, scan.shared)?;
@@ -589,7 +570,6 @@ impl IvfGpu {
             .scalar(&n_lists_i);
         let launch = b
             .list_and_filter_args(launch, &elem, &base, &k_i)
-            .scalar(&stride_i)
             .buffer_mut(bound)
             .buffer_mut(&mut *cand_d)
             .buffer_mut(&mut *cand_i);
@@ -691,43 +671,27 @@ mod tests {
     #[test]
     fn shared_memory_counts_every_part_of_the_block() {
         // f32 × 128, k 10, 64 queries: the top-k lists (64 × 16 × 8), kept candidates
-        // (64 × 64 × 6: a score and a 16-bit row each), thresholds and slots, the staged
-        // queries (128 × 68 × 4) and rows (128 × 64 × 4).
+        // (64 × 64 × 5), thresholds and slots, the staged queries (128 × 68 × 4) and rows
+        // (128 × 64 × 4).
         let f32_bytes = shared_bytes(LmTile::F32Fma, 128, 10, 64).unwrap();
-        let parts = 64 * 16 * 8 + 64 * 64 * 6 + 128 * 68 * 4 + 128 * 64 * 4;
+        let parts = 64 * 16 * 8 + 64 * 64 * 5 + 128 * 68 * 4 + 128 * 64 * 4;
         assert!(
             f32_bytes > parts && f32_bytes < parts + 8192,
             "{f32_bytes} vs {parts}"
         );
-        // 8-bit rows take a quarter of f32's room, f16 half (beside their dot products;
-        // compared at one candidate stride).
-        let at_64 = |tile| layout_bytes(tile, 128, 10, 64, 64).unwrap();
-        let u8_bytes = at_64(LmTile::Wmma(DType::U8));
-        let f16_bytes = at_64(LmTile::Wmma(DType::F16));
-        assert!(u8_bytes < f16_bytes && f16_bytes < at_64(LmTile::F32Fma));
+        // 8-bit rows take a quarter of f32's room, f16 half (beside their dot products).
+        let u8_bytes = shared_bytes(LmTile::Wmma(DType::U8), 128, 10, 64).unwrap();
+        let f16_bytes = shared_bytes(LmTile::Wmma(DType::F16), 128, 10, 64).unwrap();
+        assert!(u8_bytes < f16_bytes && f16_bytes < f32_bytes);
         // Fewer queries per tile and smaller k need less.
         assert!(shared_bytes(LmTile::F32Fma, 128, 10, 16).unwrap() < f32_bytes);
         assert!(shared_bytes(LmTile::F32Fma, 128, 1024, 16).unwrap() > 16 * 1024 * 8);
         // The TF32 tile stores rows row-major (ld 132) without dot products: two blocks
-        // of 64 queries still fit an H200 SM (228 KiB) at 128 dimensions — with 64
-        // candidates a slot; 128 would not fit twice.
-        let tf32 = LmTile::Mma(DType::F32);
-        let tf32_bytes = shared_bytes(tf32, 128, 10, 64).unwrap();
-        let tf32_parts = 64 * 16 * 8 + 64 * 64 * 6 + (64 + 64) * 132 * 4;
+        // of 64 queries still fit an H200 SM (228 KiB) at 128 dimensions.
+        let tf32_bytes = shared_bytes(LmTile::Mma(DType::F32), 128, 10, 64).unwrap();
+        let tf32_parts = 64 * 16 * 8 + 64 * 64 * 5 + (64 + 64) * 132 * 4;
         assert!(tf32_bytes > tf32_parts && tf32_bytes < tf32_parts + 8192);
         assert!(2 * (tf32_bytes + 1024) <= 228 * 1024, "{tf32_bytes}");
-        assert_eq!(candidate_stride(tf32, 128, 10, 64).unwrap(), 64);
-        // Narrower rows leave room for 128 candidates a slot, still two blocks an SM.
-        for dtype in [DType::I8, DType::U8, DType::F16] {
-            let tile = LmTile::Mma(dtype);
-            assert_eq!(
-                candidate_stride(tile, 128, 10, 64).unwrap(),
-                128,
-                "{dtype:?}"
-            );
-            let bytes = shared_bytes(tile, 128, 10, 64).unwrap();
-            assert!(2 * (bytes + 1024) <= 228 * 1024, "{dtype:?}: {bytes}");
-        }
         // An image-sized 8-bit row fits an H200 block (227 KiB) with 64 queries; the mma
         // tile pads 784 to 800 (its k step is 32 bytes) and needs no dot products.
         let wmma_images = shared_bytes(LmTile::Wmma(DType::U8), 784, 10, 64).unwrap();

@@ -156,6 +156,9 @@ impl IvfGpu {
     /// An engine on `gpu` (which may wrap the caller's own context and stream, see
     /// [`Gpu::from_stream`]) with the given cache settings.
     pub fn new(gpu: Arc<Gpu>, cache: CacheConfig) -> Result<Self> {
+        if cache.jit {
+            ltokit::toolkit::nvjitlink::NvJitLink::warm_in_background();
+        }
         let target = Target::native(gpu.compute_capability());
         Ok(IvfGpu {
             kernels: Arc::new(kernels::KernelSet::new(
