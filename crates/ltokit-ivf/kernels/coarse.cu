@@ -159,16 +159,14 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
 IVF_FOR_EACH_CAPACITY(IVF_COARSE_KERNEL)
 
 // ---- large batches: the score matrix, then the selection ---------------------------------
-#define IVF_GEMM_T 128   // queries and centres of a block's tile
-#define IVF_GEMM_K 16    // dimensions of a chunk
+#define IVF_GEMM_T 64    // queries and centres of a block's tile
+#define IVF_GEMM_K 32    // dimensions of a chunk
 #define IVF_GEMM_S (IVF_GEMM_T + 4)
 
-// scores[q × n_centers + c] for the 128 × 128 tile (blockIdx.x, blockIdx.y) of queries ×
-// centres: thread (tq, tc) of 16 × 16 accumulates queries 4 tq … 4 tq + 3 and 64 + 4 tq …
-// against centres 4 tc … and 64 + 4 tc … (8 × 8) in registers, from 16-dimension chunks
-// staged dimension-major in shared memory: four vector loads per 64 FMAs (a 64 × 64 tile
-// of 4 × 4 took two per 16, and waited on shared memory). The blocks of the first centre
-// tile report non-finite query values.
+// scores[q × n_centers + c] for the 64 × 64 tile (blockIdx.x, blockIdx.y) of queries ×
+// centres: thread (tq, tc) accumulates queries 4 tq … and centres 4 tc … in registers from
+// 32-dimension chunks staged dimension-major in shared memory (two vector loads per 16
+// FMAs). The blocks of the first centre tile report non-finite query values.
 extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
     const unsigned char* __restrict__ queries, int nq, int dim, int metric,
     const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers,
@@ -178,22 +176,22 @@ extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
     __shared__ __align__(16) float cs[IVF_GEMM_K * IVF_GEMM_S];
     const int q0 = blockIdx.x * IVF_GEMM_T, c0 = blockIdx.y * IVF_GEMM_T;
     const int tq = threadIdx.x / 16, tc = threadIdx.x % 16;
-    // The thread's centres' affine score forms, before the product (the epilogue then
-    // has nothing that depends on the metric). Centre b: 4 tc + b, then 64 + 4 tc + b.
-    float alpha[8], beta[8];
+    float acc[4][4];
     #pragma unroll
-    for (int b = 0; b < 8; ++b) {
-        const int c = c0 + (b >= 4 ? 64 : 0) + tc * 4 + (b & 3);
+    for (int a = 0; a < 4; ++a)
+        #pragma unroll
+        for (int b = 0; b < 4; ++b) acc[a][b] = 0.f;
+    // Each of the thread's centres' affine score form, before the product (the epilogue
+    // then has nothing that depends on the metric).
+    float alpha[4], beta[4];
+    #pragma unroll
+    for (int b = 0; b < 4; ++b) {
+        const int c = c0 + tc * 4 + b;
         const CoarseAffine af = coarse_affine(metric, c < n_centers ? center_norms[c] : 0.f);
         alpha[b] = af.alpha;
         beta[b] = af.beta;
     }
-    float acc[8][8];
-    #pragma unroll
-    for (int a = 0; a < 8; ++a)
-        #pragma unroll
-        for (int b = 0; b < 8; ++b) acc[a][b] = 0.f;
-    // Staging: thread t loads dimension t % 16 of rows t / 16 + 16 u (u < 8) of both tiles.
+    // Staging: thread t loads dimension t % 32 of rows t / 32 + 8 u (u < 8) of both tiles.
     const int kk_t = threadIdx.x % IVF_GEMM_K, r_t = threadIdx.x / IVF_GEMM_K;
     int bad = 0x7fffffff;
     for (int k0 = 0; k0 < dim; k0 += IVF_GEMM_K) {
@@ -214,43 +212,27 @@ extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
             cs[kk_t * IVF_GEMM_S + r] = cv;
         }
         __syncthreads();
-        #pragma unroll 4
+        #pragma unroll 8
         for (int kk = 0; kk < IVF_GEMM_K; ++kk) {
-            const float* qrow = qs + kk * IVF_GEMM_S + tq * 4;
-            const float* crow = cs + kk * IVF_GEMM_S + tc * 4;
-            const float4 qa = *reinterpret_cast<const float4*>(qrow);
-            const float4 qb = *reinterpret_cast<const float4*>(qrow + 64);
-            const float4 ca = *reinterpret_cast<const float4*>(crow);
-            const float4 cb = *reinterpret_cast<const float4*>(crow + 64);
-            const float q[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
-            const float c[8] = {ca.x, ca.y, ca.z, ca.w, cb.x, cb.y, cb.z, cb.w};
+            const float4 q4 = *reinterpret_cast<const float4*>(qs + kk * IVF_GEMM_S + tq * 4);
+            const float4 c4 = *reinterpret_cast<const float4*>(cs + kk * IVF_GEMM_S + tc * 4);
+            const float q[4] = {q4.x, q4.y, q4.z, q4.w}, c[4] = {c4.x, c4.y, c4.z, c4.w};
             #pragma unroll
-            for (int a = 0; a < 8; ++a)
+            for (int a = 0; a < 4; ++a)
                 #pragma unroll
-                for (int b = 0; b < 8; ++b) acc[a][b] = fmaf(q[a], c[b], acc[a][b]);
+                for (int b = 0; b < 4; ++b) acc[a][b] = fmaf(q[a], c[b], acc[a][b]);
         }
     }
     if (blockIdx.y == 0) coarse_report_bad(bad_query, query_base, bad);
-    // Four consecutive centres a store where rows stay 16-byte aligned.
-    const bool vector_rows = (n_centers & 3) == 0;
     #pragma unroll
-    for (int a = 0; a < 8; ++a) {
-        const int q = q0 + (a >= 4 ? 64 : 0) + tq * 4 + (a & 3);
-        if (q >= nq) continue;
+    for (int a = 0; a < 4; ++a) {
+        const int q = q0 + tq * 4 + a;
+        if (q >= nq) break;
         float* row = scores + (long long)q * n_centers;
         #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int c = c0 + 64 * h + tc * 4;
-            float v[4];
-            #pragma unroll
-            for (int b = 0; b < 4; ++b) v[b] = fmaf(alpha[4 * h + b], acc[a][4 * h + b], beta[4 * h + b]);
-            if (vector_rows && c + 3 < n_centers) {
-                *reinterpret_cast<float4*>(row + c) = make_float4(v[0], v[1], v[2], v[3]);
-            } else {
-                #pragma unroll
-                for (int b = 0; b < 4; ++b)
-                    if (c + b < n_centers) row[c + b] = v[b];
-            }
+        for (int b = 0; b < 4; ++b) {
+            const int c = c0 + tc * 4 + b;
+            if (c < n_centers) row[c] = fmaf(alpha[b], acc[a][b], beta[b]);
         }
     }
 }

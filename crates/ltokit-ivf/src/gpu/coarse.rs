@@ -129,7 +129,7 @@ pub const MATRIX_MIN_QUERIES: usize = 512;
 /// Most score-matrix entries of one pass (256 MiB of f32); larger batches go in parts.
 const MATRIX_MAX_ENTRIES: usize = 1 << 26;
 /// Queries and centres of a score-matrix block's tile (kernels/coarse.cu).
-const MATRIX_TILE: usize = 128;
+const MATRIX_TILE: usize = 64;
 /// Queries a selection block takes (one warp each).
 const SELECT_QUERIES_PER_BLOCK: usize = 8;
 
