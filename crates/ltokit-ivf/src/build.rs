@@ -44,6 +44,8 @@ pub fn build_timed(
 ) -> Result<(IvfIndex, BuildTimes)> {
     let mut times = BuildTimes::default();
     let dim = base.dim;
+    // The first search's kernels link on another core while the index is built.
+    engine.prepare_first_search_in_background(base.dtype, dim, metric, params.n_lists);
     let t = Instant::now();
     let train = kmeans::training_set(base, params, metric);
     times.training_set = t.elapsed().as_secs_f64();

@@ -12,7 +12,7 @@ use super::list_major::{PairGroups, ScanPath};
 use super::merge::merge_kernel;
 use super::profile::Stage;
 use super::{capacity, plan_names, DeviceLists, IvfGpu, KernelSpec, Neighbors};
-use crate::data::Matrix;
+use crate::data::{DType, Matrix};
 use crate::metric::{Filter, Metric};
 
 /// A kernel signature with the parameters both scans share in the middle (list data,
@@ -127,17 +127,28 @@ pub(crate) fn scan_kernels(
     nb: usize,
     n_probes: usize,
 ) -> Result<[KernelSpec; 2]> {
-    let (scan, _) = plan_names(lists.dtype, lists.veclen, metric, filter, k)?;
-    let cap = capacity(k)?;
     let layout = ScanLayout::of(lists, nb, n_probes);
     Ok([
-        KernelSpec {
-            plan: scan,
-            signature: SCAN_SIGNATURE,
-            shared: 4 * cap * 12 + lists.dim * 4,
-        },
+        scan_kernel(lists.dtype, lists.dim, lists.veclen, metric, filter, k)?,
         merge_kernel(metric, k, nb, layout.sets_per_query() * k)?,
     ])
+}
+
+/// The per-query scan kernel for lists of `dtype` × `dim` stored `veclen` values a chunk.
+pub(crate) fn scan_kernel(
+    dtype: DType,
+    dim: usize,
+    veclen: usize,
+    metric: Metric,
+    filter: &Filter,
+    k: usize,
+) -> Result<KernelSpec> {
+    let (plan, _) = plan_names(dtype, veclen, metric, filter, k)?;
+    Ok(KernelSpec {
+        plan,
+        signature: SCAN_SIGNATURE,
+        shared: 4 * capacity(k)? * 12 + dim * 4,
+    })
 }
 
 /// How a per-query scan launch covers a batch: probes a block, splits of each list.

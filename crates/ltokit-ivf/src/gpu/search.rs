@@ -13,15 +13,16 @@ use ltokit::{Error, Result};
 
 use super::coarse::{coarse_kernels, CoarseQueries};
 use super::list_major::{list_major_kernels, ScanPathCell};
+use super::merge::merge_kernel;
 use super::profile::Stage;
-use super::scan::{candidate_sets, scan_kernels, ScanBatch};
+use super::scan::{candidate_sets, scan_kernel, scan_kernels, ScanBatch};
 use super::workspace::{HostStaging, Workspace};
 use super::{
     capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, KernelSpec, Neighbors, ScanPath,
     MAX_K,
 };
 use crate::data::{DType, Matrix};
-use crate::index::IvfIndex;
+use crate::index::{veclen, IvfIndex};
 use crate::metric::{Filter, Metric};
 
 /// An index on the GPU, ready to search.
@@ -67,39 +68,18 @@ impl GpuIndex {
         Ok(gindex)
     }
 
-    /// The kernels of the search most indexes see first, in the order they are linked
-    /// ahead of it: k = 10 over a batch of 10,000 queries — the per-query scan and its
-    /// merge (what auto runs while the list-major kernel loads), the coarse selection
-    /// for 8, 16, 32, 4, 2 and 64 probes — then the list-major scan for that batch.
+    /// [`likely_first_kernels`] of this index, then the list-major scan of that search.
     fn likely_first_kernels(&self, engine: &IvfGpu) -> Result<Vec<KernelSpec>> {
-        const K: usize = 10;
-        const BATCH: usize = 10_000;
-        let mut specs = Vec::new();
-        for n_probes in [8, 16, 32, 4, 2, 64] {
-            if self.check_probes(n_probes).is_err() {
-                continue;
-            }
-            if specs.is_empty() {
-                specs.extend(scan_kernels(
-                    &self.lists,
-                    self.metric,
-                    &Filter::None,
-                    K,
-                    BATCH,
-                    n_probes,
-                )?);
-            }
-            specs.extend(coarse_kernels(
-                self.dtype,
-                self.dim,
-                n_probes,
-                BATCH,
-                self.centers.len(),
-            )?);
-        }
+        let mut specs = likely_first_kernels(self.dtype, self.dim, self.metric, self.n_lists)?;
         let n_probes = 16.min(self.n_lists);
         if engine
-            .list_major_tile(self.dtype, self.dim, K, BATCH * n_probes, self.n_lists)?
+            .list_major_tile(
+                self.dtype,
+                self.dim,
+                FIRST_K,
+                FIRST_BATCH * n_probes,
+                self.n_lists,
+            )?
             .is_ok()
         {
             specs.extend(list_major_kernels(
@@ -107,8 +87,8 @@ impl GpuIndex {
                 engine.list_major_tile_arithmetic(self.dtype),
                 self.metric,
                 &Filter::None,
-                K,
-                (BATCH, n_probes),
+                FIRST_K,
+                (FIRST_BATCH, n_probes),
                 engine.shared_limit()?,
             )?);
         }
@@ -456,4 +436,57 @@ impl GpuIndex {
 
 fn too_short() -> Error {
     Error::InvalidArgument("query bytes are not whole values".into())
+}
+
+impl IvfGpu {
+    /// Starts linking, on a background thread and one at a time, the kernels the first
+    /// search of an index of `dtype` × `dim` over `n_lists` lists most likely needs
+    /// ([`likely_first_kernels`]); returns at once. An index build calls it before its
+    /// k-means, so that those links overlap the build.
+    pub fn prepare_first_search_in_background(
+        &self,
+        dtype: DType,
+        dim: usize,
+        metric: Metric,
+        n_lists: usize,
+    ) {
+        match likely_first_kernels(dtype, dim, metric, n_lists) {
+            Ok(specs) => self.prepare_in_background_in_order(&specs),
+            Err(e) => tracing::debug!("no kernels linked ahead of the first search: {e}"),
+        }
+    }
+}
+
+/// k of the search most indexes see first (what [`likely_first_kernels`] prepares for).
+const FIRST_K: usize = 10;
+/// Queries of the batch most indexes see first.
+const FIRST_BATCH: usize = 10_000;
+
+/// The kernels of the search most indexes of `dtype` × `dim` over `n_lists` lists see first,
+/// in the order they are worth linking ahead of it: k = 10 over a batch of 10,000 queries
+/// — the per-query scan and its merge (what auto runs while the list-major kernel loads),
+/// the coarse search and selection for 8, 16, 32, 4, 2 and 64 probes.
+pub(crate) fn likely_first_kernels(
+    dtype: DType,
+    dim: usize,
+    metric: Metric,
+    n_lists: usize,
+) -> Result<Vec<KernelSpec>> {
+    let mut specs = vec![
+        scan_kernel(
+            dtype,
+            dim,
+            veclen(dtype, dim),
+            metric,
+            &Filter::None,
+            FIRST_K,
+        )?,
+        merge_kernel(metric, FIRST_K, FIRST_BATCH, FIRST_K)?,
+    ];
+    for n_probes in [8, 16, 32, 4, 2, 64] {
+        if n_probes <= n_lists {
+            specs.extend(coarse_kernels(dtype, dim, n_probes, FIRST_BATCH, n_lists)?);
+        }
+    }
+    Ok(specs)
 }
