@@ -39,11 +39,15 @@ for s in "${sets[@]}"; do
   echo "== $name: ltokit" >&2
   cache=/tmp/ltokit-bench-cache-$name
   rm -rf "$cache"
+  # nvJitLink keeps its own cache of links (the driver's, under CUDA_CACHE_PATH): a fresh
+  # one for each set, so that the first search links for real.
+  export CUDA_CACHE_PATH=$cache/nv
   gpu-run/bin/ltokit warmup --bundle gpu-run/ivf.ltkb --arch native --plans "$build_plans" \
     --cache-dir "$cache" > /dev/null || exit 1
   LTOKIT_LOG=${LTOKIT_LOG:-warn} gpu-run/bin/ltokit ivf bench --base "$data/$name/base.npy" --queries "$data/$name/queries.npy" \
     --lists "$lists" --probes "$probes" --k 10 --batch "$batch" --scan "$scans" --json --cache-dir "$cache" \
     > "$out/ltokit-$name.json" 2> "$out/ltokit-$name.err"
+  unset CUDA_CACHE_PATH
   echo "== $name: cuVS" >&2
   BATCH=$batch PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/site/nvidia/cu13/lib \
     python3 gpu-run/cuvs_bench.py "$data/$name" "$lists" native "$probes" > "$out/cuvs-$name.txt" 2>&1
