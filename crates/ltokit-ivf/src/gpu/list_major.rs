@@ -104,24 +104,25 @@ pub const MIN_PAIRS_PER_LIST_F16: f64 = 8.0;
 /// vs 2.05 M QPS) and 2.04× at 19.5 (docs/gpu-runs/2026-11-30-mma-tiles/d-vs-cuvs-1k-and-
 /// tests/vs1k). Below 9.8 it was not measured; 8 is f16's measured crossover.
 pub const MIN_PAIRS_PER_LIST_8BIT: f64 = 8.0;
-/// Lists shorter than a row is wide (on average) make a tile's query staging a large part
-/// of its work: the thresholds above are multiplied by this. Measured on 60k × 784 u8
-/// images in 256 lists (234 rows a list): with the WMMA tile per-query was 13 % faster at
-/// 78 pairs a list and 6 % at 117, list-major 9 % faster at 195 (the rule then gave 128);
-/// with the mma.sync tile list-major runs 12.5 M QPS at 78 pairs (10,000 queries × 2
-/// probes; docs/gpu-runs/2026-11-30-mma-tiles/b-mma-tiles) where per-query ran 9.8 M
-/// (…/c-vs-cuvs-10k, the next call on the same machine): the rule now gives 64.
+/// Lists shorter than a row is wide (on average) make a WMMA or FMA tile's query staging
+/// and second scoring pass a large part of its work: for those tiles the thresholds above
+/// are multiplied by this. Measured on 60k × 784 u8 images in 256 lists (234 rows a list)
+/// with the WMMA tile: per-query was 13 % faster at 78 pairs a list and 6 % at 117,
+/// list-major 9 % faster at 195. The mma.sync tiles score in registers and need no
+/// factor: on the same images list-major was 4 % faster at 7.8 pairs a list, 18 % at 19.5
+/// and 43 % at 39 (1,000 queries × 2, 5, 10 probes; docs/gpu-runs/2026-11-30-s7/grid, in
+/// the same call as cuVS), where the factor of 8 had kept auto on the per-query scan.
 pub const SHORT_LIST_FACTOR: f64 = 8.0;
 
 /// The pairs per list from which `Auto` takes the list-major scan for lists of `dtype`
-/// with `dim` values a row and `rows_per_list` rows a list on average.
-pub fn min_pairs_per_list(dtype: DType, dim: usize, rows_per_list: f64) -> f64 {
+/// with `dim` values a row and `rows_per_list` rows a list on average, scanned by `tile`.
+pub fn min_pairs_per_list(dtype: DType, dim: usize, rows_per_list: f64, tile: LmTile) -> f64 {
     let base = match dtype {
         DType::F32 => MIN_PAIRS_PER_LIST_F32,
         DType::F16 => MIN_PAIRS_PER_LIST_F16,
         DType::I8 | DType::U8 => MIN_PAIRS_PER_LIST_8BIT,
     };
-    if rows_per_list < dim as f64 {
+    if rows_per_list < dim as f64 && !matches!(tile, LmTile::Mma(_)) {
         base * SHORT_LIST_FACTOR
     } else {
         base
@@ -447,7 +448,8 @@ impl IvfGpu {
                 let per_list = n_pairs as f64 / lists.n_lists.max(1) as f64;
                 // Rows a list on average, padding included (one id per stored row).
                 let rows_per_list = lists.ids.len() as f64 / lists.n_lists.max(1) as f64;
-                let needed = min_pairs_per_list(lists.dtype, lists.dim, rows_per_list);
+                let arith = self.list_major_tile_arithmetic(lists.dtype);
+                let needed = min_pairs_per_list(lists.dtype, lists.dim, rows_per_list, arith);
                 Ok(per_list >= needed && tile()?.is_ok())
             }
         }
@@ -703,22 +705,28 @@ mod tests {
 
     #[test]
     fn narrower_types_and_short_wide_lists_need_at_least_as_many_pairs_per_list() {
-        let f32_rule = min_pairs_per_list(DType::F32, 128, 977.0);
+        let mma = |dtype| LmTile::Mma(dtype);
+        let rule = |dtype, dim, rows, tile| min_pairs_per_list(dtype, dim, rows, tile);
+        let f32_rule = rule(DType::F32, 128, 977.0, mma(DType::F32));
         assert_eq!(f32_rule, MIN_PAIRS_PER_LIST_F32);
-        assert!(min_pairs_per_list(DType::F16, 128, 977.0) > f32_rule);
+        assert!(rule(DType::F16, 128, 977.0, mma(DType::F16)) > f32_rule);
         assert!(
-            min_pairs_per_list(DType::I8, 128, 977.0) >= min_pairs_per_list(DType::F16, 128, 977.0)
+            rule(DType::I8, 128, 977.0, mma(DType::I8))
+                >= rule(DType::F16, 128, 977.0, mma(DType::F16))
         );
         assert_eq!(
-            min_pairs_per_list(DType::U8, 128, 977.0),
-            min_pairs_per_list(DType::I8, 128, 977.0)
+            rule(DType::U8, 128, 977.0, mma(DType::U8)),
+            rule(DType::I8, 128, 977.0, mma(DType::I8))
         );
-        // 784-wide rows in lists of 234: list-major measured faster from 78 pairs a list
-        // (10,000 queries × 2 probes), per-query at batch 1,000 × 2 (7.8).
-        let images = min_pairs_per_list(DType::U8, 784, 234.0);
-        assert!(images > 7.8 && images < 78.0, "{images}");
+        // 784-wide rows in lists of 234: with the mma tile list-major measured faster from
+        // 7.8 pairs a list (1,000 queries × 2 probes), so no factor; the WMMA tile still
+        // needs more (per-query was faster there up to 117).
+        let images = rule(DType::U8, 784, 234.0, mma(DType::U8));
+        assert!(images <= 8.0, "{images}");
+        let images_wmma = rule(DType::U8, 784, 234.0, LmTile::Wmma(DType::U8));
+        assert!(images_wmma > 7.8 && images_wmma < 78.0, "{images_wmma}");
         assert_eq!(
-            min_pairs_per_list(DType::U8, 784, 784.0),
+            rule(DType::U8, 784, 784.0, LmTile::Wmma(DType::U8)),
             MIN_PAIRS_PER_LIST_8BIT
         );
     }
