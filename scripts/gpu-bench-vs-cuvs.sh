@@ -39,8 +39,9 @@ for s in "${sets[@]}"; do
   echo "== $name: ltokit" >&2
   cache=/tmp/ltokit-bench-cache-$name
   rm -rf "$cache"
-  # nvJitLink keeps its own cache of links (the driver's, under CUDA_CACHE_PATH): a fresh
-  # one for each set, so that the first search links for real.
+  # Links were seen to be remembered across processes outside ltokit's caches (presumably
+  # nvJitLink using the driver's compute cache under CUDA_CACHE_PATH): a fresh one for each
+  # set, so that the first search links for real.
   export CUDA_CACHE_PATH=$cache/nv
   gpu-run/bin/ltokit warmup --bundle gpu-run/ivf.ltkb --arch native --plans "$build_plans" \
     --cache-dir "$cache" > /dev/null || exit 1
