@@ -8,9 +8,9 @@
 //
 // Two families of tiles. Built with LM_MMA (fragments lmtile_<type>tc, compiled for sm_80,
 // where mma.sync takes TF32, f16 at m16n8k16 and 8-bit at m16n8k32), every type runs on
-// the tensor cores with its products left in registers: warp w multiplies step rows
-// 8w .. 8w + 7 against every 16-query block of the tile and scores its own accumulators
-// — no product goes through shared memory, and no second pass reads them back. f16 and
+// the tensor cores with its products left in registers: warp w multiplies the 16 step rows
+// 16 (w % 4) … against its half of the tile's queries and scores its own accumulators —
+// no product goes through shared memory, and no second pass reads them back. f16 and
 // 8-bit fragments load through ldmatrix; f32 runs as 3xTF32 (below). 8-bit products and
 // sums are exact (32-bit integers); f16 products accumulate in f32.
 //
@@ -385,17 +385,28 @@ __device__ __forceinline__ void lm_mma_tf32(float (&c)[4], const unsigned (&a)[4
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// An A operand (4 registers) or a B operand (2) split into TF32 parts, once per k step
+// however many products use it.
+struct LmSplitA { unsigned big[4], small[4]; };
+struct LmSplitB { unsigned big[2], small[2]; };
+__device__ __forceinline__ LmSplitA lm_split_a(const unsigned (&a)[4]) {
+    LmSplitA s;
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) lm_split(a[i], s.big[i], s.small[i]);
+    return s;
+}
+__device__ __forceinline__ LmSplitB lm_split_b(unsigned b0, unsigned b1) {
+    LmSplitB s;
+    lm_split(b0, s.big[0], s.small[0]);
+    lm_split(b1, s.big[1], s.small[1]);
+    return s;
+}
 // c += a · b as three TF32 products (small terms first: they are added to the
 // accumulator before the big one).
-__device__ __forceinline__ void lm_mma_op(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    unsigned b0s, b1s, big[4], small[4];
-    lm_split(b0, b0, b0s);
-    lm_split(b1, b1, b1s);
-    #pragma unroll
-    for (int i = 0; i < 4; ++i) lm_split(a[i], big[i], small[i]);
-    lm_mma_tf32(c, small, b0, b1);
-    lm_mma_tf32(c, big, b0s, b1s);
-    lm_mma_tf32(c, big, b0, b1);
+__device__ __forceinline__ void lm_mma_split(float (&c)[4], const LmSplitA& a, const LmSplitB& b) {
+    lm_mma_tf32(c, a.small, b.big[0], b.big[1]);
+    lm_mma_tf32(c, a.big, b.small[0], b.small[1]);
+    lm_mma_tf32(c, a.big, b.big[0], b.big[1]);
 }
 #else
 // The mma form of the type, and its accumulator's register constraint.
@@ -418,72 +429,86 @@ __device__ __forceinline__ void lm_mma_op(Sum (&c)[4], const unsigned (&a)[4], u
 }
 #endif
 
-// Warp w's products of step rows 8w .. 8w + 7 with the tile's MT 16-query blocks.
-template <int MT>
-__device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[MT][4]) {
+// The warp layout: warp w multiplies the 16 step rows 16 (w % 4) … (the mma's A operand)
+// with its half of the tile's queries, NT blocks of 8 from query (w / 4) · 8 NT (the B
+// operands; qt = 16 NT). A row block is loaded (and for f32 split) once per k step for
+// all NT products — the queries' side is the one the warps share, so splitting rows, not
+// queries, is what 3xTF32 repeats least.
+template <int NT>
+__device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[NT][4]) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     constexpr int KSTEP = 32 / (int)sizeof(T);  // values in a k step (32 bytes)
     constexpr int HALF = KSTEP / 2;             // values in one 8 × 8 matrix's row
-    // B: matrix 0 = rows 8w .. 8w + 7 at k0 (lanes 0–7), matrix 1 the same at k0 + HALF
-    // (lanes 8–15). A: rows 0–7 and 8–15 of the query block at k0, then at k0 + HALF.
-    const T* xb = w.xs + (warp * 8 + (lane & 7)) * w.ld + ((lane >> 3) & 1) * HALF;
-    const T* qa = w.qs + ((lane & 7) + ((lane >> 3) & 1) * 8) * w.ld + (lane >> 4) * HALF;
+    // A: rows 0–7 and 8–15 of the row block at k0, then at k0 + HALF. B: matrix 0 = the
+    // block's 8 queries at k0 (lanes 0–7), matrix 1 the same at k0 + HALF (lanes 8–15).
+    const T* xa = w.xs + ((warp % 4) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * w.ld + (lane >> 4) * HALF;
+    const T* qb = w.qs + ((warp / 4) * 8 * NT + (lane & 7)) * w.ld + ((lane >> 3) & 1) * HALF;
     const int kpad = lm_kpad(dim);
     for (int k0 = 0; k0 < kpad; k0 += KSTEP) {
-        unsigned b0, b1;
-        lm_ldsm_x2(b0, b1, xb + k0);
+        unsigned a[4];
+        lm_ldsm_x4(a, xa + k0);
+#if defined(IVF_DTYPE_f32)
+        const LmSplitA as = lm_split_a(a);
+#endif
         #pragma unroll
-        for (int m = 0; m < MT; ++m) {
-            unsigned a[4];
-            lm_ldsm_x4(a, qa + m * 16 * w.ld + k0);
-            lm_mma_op(c[m], a, b0, b1);
+        for (int n = 0; n < NT; ++n) {
+            unsigned b0, b1;
+            lm_ldsm_x2(b0, b1, qb + n * 8 * w.ld + k0);
+#if defined(IVF_DTYPE_f32)
+            lm_mma_split(c[n], as, lm_split_b(b0, b1));
+#else
+            lm_mma_op(c[n], a, b0, b1);
+#endif
         }
     }
 }
 
 // Scores warp w's accumulators and keeps those under their query's threshold. Accumulator
-// j of block m: query 16 m + g (+ 8 for j ≥ 2), step row 8 w + 2 t (+ 1 for odd j).
-template <int MT>
+// j of block n: step row 16 (w % 4) + g (+ 8 for j ≥ 2), query (w / 4) · 8 NT + 8 n + 2 t
+// (+ 1 for odd j).
+template <int NT>
 __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandidates& cand) {
-    Sum c[MT][4];
+    Sum c[NT][4];
     #pragma unroll
-    for (int m = 0; m < MT; ++m)
+    for (int n = 0; n < NT; ++n)
         #pragma unroll
-        for (int j = 0; j < 4; ++j) c[m][j] = Sum(0);
-    lm_products<MT>(dim, w, c);
+        for (int j = 0; j < 4; ++j) c[n][j] = Sum(0);
+    lm_products<NT>(dim, w, c);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
-    const int r0 = warp * 8 + 2 * t;
-    const Sum xn0 = lm_row_norm(w, r0), xn1 = lm_row_norm(w, r0 + 1);
+    const int r0 = (warp % 4) * 16 + g;
+    const int i0 = (warp / 4) * 8 * NT + 2 * t;
+    const Sum xn0 = lm_row_norm(w, r0), xn1 = lm_row_norm(w, r0 + 8);
     const bool l2 = ivf_metric_l2();
     // Every accumulator scored and compared first, the outcomes as bits (no branch per
     // accumulator); the appends only where some lane of the warp kept one — after the
     // first steps of a pair, most steps keep nothing.
-    float sc[MT][4];
+    float sc[NT][4];
     unsigned keep = 0;
     #pragma unroll
-    for (int m = 0; m < MT; ++m) {
+    for (int n = 0; n < NT; ++n) {
         #pragma unroll
-        for (int jh = 0; jh < 2; ++jh) {
-            const int i = 16 * m + g + 8 * jh;
+        for (int jq = 0; jq < 2; ++jq) {
+            const int i = i0 + 8 * n + jq;
             const float qn = w.qn[i], thr = cand.thr[i];
             #pragma unroll
-            for (int j = 2 * jh; j < 2 * jh + 2; ++j) {
-                sc[m][j] = lm_score(c[m][j], qn, (j & 1) ? xn1 : xn0, l2);
-                keep |= (sc[m][j] < thr ? 1u : 0u) << (4 * m + j);
+            for (int jr = 0; jr < 2; ++jr) {
+                const int j = 2 * jr + jq;
+                sc[n][j] = lm_score(c[n][j], qn, jr ? xn1 : xn0, l2);
+                keep |= (sc[n][j] < thr ? 1u : 0u) << (4 * n + j);
             }
         }
     }
     if (__any_sync(0xffffffffu, keep != 0)) {
         #pragma unroll
-        for (int m = 0; m < MT; ++m) {
+        for (int n = 0; n < NT; ++n) {
             #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                if (keep & (1u << (4 * m + j))) {
-                    const int i = 16 * m + g + (j >= 2 ? 8 : 0);
+                if (keep & (1u << (4 * n + j))) {
+                    const int i = i0 + 8 * n + (j & 1);
                     const int at = atomicAdd(&cand.count[i], 1);
-                    cand.score[i * LM_STEP_ROWS + at] = sc[m][j];
-                    cand.row[i * LM_STEP_ROWS + at] = (unsigned char)(r0 + (j & 1));
+                    cand.score[i * LM_STEP_ROWS + at] = sc[n][j];
+                    cand.row[i * LM_STEP_ROWS + at] = (unsigned char)(r0 + (j >= 2 ? 8 : 0));
                 }
             }
         }
