@@ -490,3 +490,38 @@ pub(crate) fn likely_first_kernels(
     }
     Ok(specs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::bundle;
+    use ltokit::arch::Target;
+
+    #[test]
+    fn the_first_search_kernels_linked_ahead_are_plans_of_the_bundle() {
+        // A name the bundle lacks would only be logged by the background thread, and the
+        // first search would link everything itself: every type and metric, on the H200.
+        let bundle = bundle().unwrap();
+        let target: Target = "sm_90a".parse().unwrap();
+        for dtype in [DType::F32, DType::F16, DType::I8, DType::U8] {
+            for metric in [Metric::L2, Metric::L2Sqrt, Metric::Ip, Metric::Cosine] {
+                for (dim, n_lists) in [(128, 1024), (784, 256), (20, 8)] {
+                    let specs = likely_first_kernels(dtype, dim, metric, n_lists).unwrap();
+                    // Scan, merge and at least one coarse search; no probe count past the
+                    // lists (8 lists: 8, 4 and 2 probes only).
+                    assert!(specs.len() >= 4, "{dtype:?} {metric:?}: {}", specs.len());
+                    for s in &specs {
+                        bundle
+                            .plan(&s.plan, target)
+                            .unwrap_or_else(|e| panic!("{}: {e}", s.plan));
+                    }
+                }
+            }
+        }
+        // A small index gets no selection for more probes than it has lists.
+        let small = likely_first_kernels(DType::F32, 20, Metric::L2, 8).unwrap();
+        assert!(small.iter().all(|s| !s.plan.ends_with("_c16")
+            && !s.plan.contains("select_c32")
+            && !s.plan.contains("select_c64")));
+    }
+}
