@@ -385,25 +385,19 @@ __device__ __forceinline__ void lm_mma_tf32(float (&c)[4], const unsigned (&a)[4
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-// An A operand (4 registers) or a B operand (2) split into TF32 parts, once per k step
-// however many products use it.
-struct LmSplitA { unsigned big[4], small[4]; };
-struct LmSplitB { unsigned big[2], small[2]; };
-__device__ __forceinline__ LmSplitA lm_split_a(const unsigned (&a)[4]) {
-    LmSplitA s;
+// An operand of N registers (A: 4, B: 2) split into TF32 parts, once per k step however
+// many products use it.
+template <int N> struct LmSplit { unsigned big[N], small[N]; };
+template <int N>
+__device__ __forceinline__ LmSplit<N> lm_split_all(const unsigned (&v)[N]) {
+    LmSplit<N> s;
     #pragma unroll
-    for (int i = 0; i < 4; ++i) lm_split(a[i], s.big[i], s.small[i]);
-    return s;
-}
-__device__ __forceinline__ LmSplitB lm_split_b(unsigned b0, unsigned b1) {
-    LmSplitB s;
-    lm_split(b0, s.big[0], s.small[0]);
-    lm_split(b1, s.big[1], s.small[1]);
+    for (int i = 0; i < N; ++i) lm_split(v[i], s.big[i], s.small[i]);
     return s;
 }
 // c += a · b as three TF32 products (small terms first: they are added to the
 // accumulator before the big one).
-__device__ __forceinline__ void lm_mma_split(float (&c)[4], const LmSplitA& a, const LmSplitB& b) {
+__device__ __forceinline__ void lm_mma_split(float (&c)[4], const LmSplit<4>& a, const LmSplit<2>& b) {
     lm_mma_tf32(c, a.small, b.big[0], b.big[1]);
     lm_mma_tf32(c, a.big, b.small[0], b.small[1]);
     lm_mma_tf32(c, a.big, b.big[0], b.big[1]);
@@ -448,14 +442,15 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
         unsigned a[4];
         lm_ldsm_x4(a, xa + k0);
 #if defined(IVF_DTYPE_f32)
-        const LmSplitA as = lm_split_a(a);
+        const LmSplit<4> as = lm_split_all(a);
 #endif
         #pragma unroll
         for (int n = 0; n < NT; ++n) {
             unsigned b0, b1;
             lm_ldsm_x2(b0, b1, qb + n * 8 * w.ld + k0);
 #if defined(IVF_DTYPE_f32)
-            lm_mma_split(c[n], as, lm_split_b(b0, b1));
+            const unsigned b[2] = {b0, b1};
+            lm_mma_split(c[n], as, lm_split_all(b));
 #else
             lm_mma_op(c[n], a, b0, b1);
 #endif
