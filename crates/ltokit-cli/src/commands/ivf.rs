@@ -261,6 +261,16 @@ struct ProbeRow {
     stages: ltokit_ivf::gpu::profile::StageTimes,
 }
 
+/// `queries` cut into host batches of `batch` rows (the last one shorter).
+fn host_batches(queries: &Matrix, batch: usize) -> Vec<Matrix> {
+    (0..queries.rows)
+        .step_by(batch)
+        .map(|start| {
+            queries.select(&(start..(start + batch).min(queries.rows)).collect::<Vec<_>>())
+        })
+        .collect()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn bench(
     base_spec: &str,
@@ -328,10 +338,8 @@ fn bench(
     let first_search_ms = {
         let batch = batches.first().copied().unwrap_or(1).max(1);
         let started = Instant::now();
-        for start in (0..queries.rows).step_by(batch) {
-            let sub =
-                queries.select(&(start..(start + batch).min(queries.rows)).collect::<Vec<_>>());
-            gindex.search(&engine, &sub, k, probe_list[0], &Filter::None)?;
+        for sub in &host_batches(&queries, batch) {
+            gindex.search(&engine, sub, k, probe_list[0], &Filter::None)?;
         }
         started.elapsed().as_secs_f64() * 1e3
     };
@@ -356,12 +364,7 @@ fn bench(
     for &batch in batches {
         let batch = batch.max(1);
         // The host batches, cut before timing.
-        let host_batches: Vec<Matrix> = (0..queries.rows)
-            .step_by(batch)
-            .map(|start| {
-                queries.select(&(start..(start + batch).min(queries.rows)).collect::<Vec<_>>())
-            })
-            .collect();
+        let host_batches = host_batches(&queries, batch);
         let search_host = |n_probes: usize| -> anyhow::Result<Vec<Vec<i64>>> {
             let mut rows = Vec::with_capacity(queries.rows);
             for sub in &host_batches {

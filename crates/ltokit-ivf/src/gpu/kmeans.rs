@@ -184,24 +184,12 @@ impl IvfGpu {
         let order_dev = gpu.upload(order)?;
         let gather = self.kernels.kernel("kmeans_gather", GATHER_SIGNATURE, 0)?;
         let (n_i, dim_i) = (order.len() as i32, dim as i32);
-        let launch = Launch::on(
-            gpu.stream(),
-            &gather,
-            LaunchConfig {
-                grid_dim: (
-                    (order.len() * 32).div_ceil(256).clamp(1, 132 * 16) as u32,
-                    1,
-                    1,
-                ),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            },
-        )
-        .view(points)
-        .buffer(&order_dev)
-        .scalar(&n_i)
-        .scalar(&dim_i)
-        .buffer_mut(&mut out);
+        let launch = Launch::on(gpu.stream(), &gather, warp_per_row(order.len()))
+            .view(points)
+            .buffer(&order_dev)
+            .scalar(&n_i)
+            .scalar(&dim_i)
+            .buffer_mut(&mut out);
         // SAFETY: row r of `out` (order.len() rows of dim) gets row order[r] of `points`,
         // each checked above to be below its row count.
         unsafe { launch.run() }?;
@@ -250,22 +238,13 @@ impl IvfGpu {
             self.coarse(&dev, &q, 1, &mut labels.slice_mut(0..n), &mut bad)?;
             gpu.clear(&mut sums)?;
             gpu.clear(&mut counts)?;
-            let blocks = (n * 32).div_ceil(256).clamp(1, 132 * 16) as u32;
-            let launch = Launch::on(
-                gpu.stream(),
-                &sum,
-                LaunchConfig {
-                    grid_dim: (blocks, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                },
-            )
-            .view(points)
-            .buffer(&labels)
-            .scalar(&n_i)
-            .scalar(&dim_i)
-            .buffer_mut(&mut sums)
-            .buffer_mut(&mut counts);
+            let launch = Launch::on(gpu.stream(), &sum, warp_per_row(n))
+                .view(points)
+                .buffer(&labels)
+                .scalar(&n_i)
+                .scalar(&dim_i)
+                .buffer_mut(&mut sums)
+                .buffer_mut(&mut counts);
             // SAFETY: reads n points of dim values and n labels, each in 0..k (written by
             // the coarse search over k centres); adds into k × dim sums and k counts.
             unsafe { launch.run() }?;
@@ -359,6 +338,16 @@ impl IvfGpu {
         let n = rows.len() * std::mem::size_of::<T>() / (dim * dtype.size()).max(1);
         let labels = self.coarse_to_host(&dev, rows, dtype, n, 1)?;
         Ok(labels.iter().map(|&l| l.max(0) as u32).collect())
+    }
+}
+
+/// The launch of a kernel that gives each of `rows` rows a warp (kernels/kmeans.cu: blocks
+/// of 256 threads, at most 16 blocks for each of 132 SMs, the warps striding over the rest).
+fn warp_per_row(rows: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((rows * 32).div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
     }
 }
 

@@ -114,10 +114,10 @@ pub const MIN_PAIRS_PER_LIST_8BIT: f64 = 8.0;
 /// the same call as cuVS), where the factor of 8 had kept auto on the per-query scan.
 pub const SHORT_LIST_FACTOR: f64 = 8.0;
 
-/// The pairs per list from which `Auto` takes the list-major scan for lists of `dtype`
-/// with `dim` values a row and `rows_per_list` rows a list on average, scanned by `tile`.
-pub fn min_pairs_per_list(dtype: DType, dim: usize, rows_per_list: f64, tile: LmTile) -> f64 {
-    let base = match dtype {
+/// The pairs per list from which `Auto` takes the list-major scan with `tile` for lists
+/// of `dim` values a row and `rows_per_list` rows a list on average.
+pub fn min_pairs_per_list(tile: LmTile, dim: usize, rows_per_list: f64) -> f64 {
+    let base = match tile.dtype() {
         DType::F32 => MIN_PAIRS_PER_LIST_F32,
         DType::F16 => MIN_PAIRS_PER_LIST_F16,
         DType::I8 | DType::U8 => MIN_PAIRS_PER_LIST_8BIT,
@@ -195,6 +195,14 @@ impl LmTile {
             _ if arith == TileArith::Mma && cc_major >= 8 => LmTile::Mma(dtype),
             DType::F32 => LmTile::F32Fma,
             other => LmTile::Wmma(other),
+        }
+    }
+
+    /// The type of the lists the tile scans.
+    pub fn dtype(self) -> DType {
+        match self {
+            LmTile::F32Fma => DType::F32,
+            LmTile::Wmma(dtype) | LmTile::Mma(dtype) => dtype,
         }
     }
 
@@ -449,7 +457,7 @@ impl IvfGpu {
                 // Rows a list on average, padding included (one id per stored row).
                 let rows_per_list = lists.ids.len() as f64 / lists.n_lists.max(1) as f64;
                 let arith = self.list_major_tile_arithmetic(lists.dtype);
-                let needed = min_pairs_per_list(lists.dtype, lists.dim, rows_per_list, arith);
+                let needed = min_pairs_per_list(arith, lists.dim, rows_per_list);
                 Ok(per_list >= needed && tile()?.is_ok())
             }
         }
@@ -705,29 +713,27 @@ mod tests {
 
     #[test]
     fn narrower_types_and_short_wide_lists_need_at_least_as_many_pairs_per_list() {
-        let mma = |dtype| LmTile::Mma(dtype);
-        let rule = |dtype, dim, rows, tile| min_pairs_per_list(dtype, dim, rows, tile);
-        let f32_rule = rule(DType::F32, 128, 977.0, mma(DType::F32));
+        let mma = |dtype, dim, rows| min_pairs_per_list(LmTile::Mma(dtype), dim, rows);
+        let f32_rule = mma(DType::F32, 128, 977.0);
         assert_eq!(f32_rule, MIN_PAIRS_PER_LIST_F32);
-        assert!(rule(DType::F16, 128, 977.0, mma(DType::F16)) > f32_rule);
-        assert!(
-            rule(DType::I8, 128, 977.0, mma(DType::I8))
-                >= rule(DType::F16, 128, 977.0, mma(DType::F16))
-        );
-        assert_eq!(
-            rule(DType::U8, 128, 977.0, mma(DType::U8)),
-            rule(DType::I8, 128, 977.0, mma(DType::I8))
-        );
+        assert!(mma(DType::F16, 128, 977.0) > f32_rule);
+        assert!(mma(DType::I8, 128, 977.0) >= mma(DType::F16, 128, 977.0));
+        assert_eq!(mma(DType::U8, 128, 977.0), mma(DType::I8, 128, 977.0));
         // 784-wide rows in lists of 234: with the mma tile list-major measured faster from
         // 7.8 pairs a list (1,000 queries × 2 probes), so no factor; the WMMA tile still
         // needs more (per-query was faster there up to 117).
-        let images = rule(DType::U8, 784, 234.0, mma(DType::U8));
+        let images = mma(DType::U8, 784, 234.0);
         assert!(images <= 8.0, "{images}");
-        let images_wmma = rule(DType::U8, 784, 234.0, LmTile::Wmma(DType::U8));
+        let images_wmma = min_pairs_per_list(LmTile::Wmma(DType::U8), 784, 234.0);
         assert!(images_wmma > 7.8 && images_wmma < 78.0, "{images_wmma}");
         assert_eq!(
-            rule(DType::U8, 784, 784.0, LmTile::Wmma(DType::U8)),
+            min_pairs_per_list(LmTile::Wmma(DType::U8), 784, 784.0),
             MIN_PAIRS_PER_LIST_8BIT
+        );
+        // The FMA tile is f32's portable tile: f32's threshold.
+        assert_eq!(
+            min_pairs_per_list(LmTile::F32Fma, 128, 977.0),
+            MIN_PAIRS_PER_LIST_F32
         );
     }
 }

@@ -485,7 +485,12 @@ pub(crate) fn likely_first_kernels(
     ];
     for n_probes in [8, 16, 32, 4, 2, 64] {
         if n_probes <= n_lists {
-            specs.extend(coarse_kernels(dtype, dim, n_probes, FIRST_BATCH, n_lists)?);
+            // The score matrix is the same plan for every probe count: listed once.
+            for spec in coarse_kernels(dtype, dim, n_probes, FIRST_BATCH, n_lists)? {
+                if !specs.iter().any(|s| s.plan == spec.plan) {
+                    specs.push(spec);
+                }
+            }
         }
     }
     Ok(specs)
@@ -510,6 +515,10 @@ mod tests {
                     // Scan, merge and at least one coarse search; no probe count past the
                     // lists (8 lists: 8, 4 and 2 probes only).
                     assert!(specs.len() >= 4, "{dtype:?} {metric:?}: {}", specs.len());
+                    let mut names: Vec<&str> = specs.iter().map(|s| s.plan.as_str()).collect();
+                    names.sort_unstable();
+                    names.dedup();
+                    assert_eq!(names.len(), specs.len(), "a plan listed twice");
                     for s in &specs {
                         bundle
                             .plan(&s.plan, target)
