@@ -27,24 +27,15 @@ data=/tmp/bench-data
 names=()
 for s in "${sets[@]}"; do names+=("${s%%:*}"); done
 python3 scripts/make-bench-data.py "$data" "${names[@]}" || exit 1
-# Each set starts from an empty kernel cache holding only what the index build links
-# (k-means, the coarse search of one probe, every query type): the build is timed warm, as
-# cuVS's is, and the first search links every plan of its own (its "first search" figure
-# is a fresh process's, with the build's plans already there).
-build_plans=$out/build-plans.txt
-gpu-run/bin/ltokit bundle inspect gpu-run/ivf.ltkb | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
-  | grep -E '^(kmeans_[a-z]+|coarse_scores_[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select_c1)$' > "$build_plans"
+# Each set's ltokit starts from an empty kernel cache holding only what the index build
+# links, and a fresh CUDA_CACHE_PATH (scripts/cold-cache.sh): the build is timed warm, as
+# cuVS's is, and the first search links every plan of its own.
+source scripts/cold-cache.sh
 for s in "${sets[@]}"; do
   IFS=: read -r name lists probes <<< "$s"
   echo "== $name: ltokit" >&2
   cache=/tmp/ltokit-bench-cache-$name
-  rm -rf "$cache"
-  # Links were seen to be remembered across processes outside ltokit's caches (presumably
-  # nvJitLink using the driver's compute cache under CUDA_CACHE_PATH): a fresh one for each
-  # set, so that the first search links for real.
-  export CUDA_CACHE_PATH=$cache/nv
-  gpu-run/bin/ltokit warmup --bundle gpu-run/ivf.ltkb --arch native --plans "$build_plans" \
-    --cache-dir "$cache" > /dev/null || exit 1
+  cold_cache "$cache" || exit 1
   LTOKIT_LOG=${LTOKIT_LOG:-warn} gpu-run/bin/ltokit ivf bench --base "$data/$name/base.npy" --queries "$data/$name/queries.npy" \
     --lists "$lists" --probes "$probes" --k 10 --batch "$batch" --scan "$scans" --json --cache-dir "$cache" \
     > "$out/ltokit-$name.json" 2> "$out/ltokit-$name.err"

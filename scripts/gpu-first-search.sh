@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # The first search of a fresh process from empty caches, with the link timeline: for each
-# set, a new ltokit disk cache holding only the build's plans (k-means, the coarse search
-# of one probe), a fresh CUDA_CACHE_PATH (links were seen to be remembered across
-# processes outside ltokit's caches), then `ltokit ivf bench` with debug logs (each link's
-# time, the k-means stages). Run on the GPU machine from the repository root with gpu-run/
+# set, a new ltokit disk cache holding only the build's plans and a fresh CUDA_CACHE_PATH
+# (scripts/cold-cache.sh), then `ltokit ivf bench` with debug logs (each link's time, the
+# k-means stages). Run on the GPU machine from the repository root with gpu-run/
 # carried (scripts/gpu-build.sh) and the sets made by scripts/make-bench-data.py in DATA.
 #
 # usage: DATA=/tmp/bench-data bash scripts/gpu-first-search.sh OUT_DIR SET:LISTS:PROBES ...
@@ -13,15 +12,11 @@ out=${1:?usage: gpu-first-search.sh OUT_DIR SET:LISTS:PROBES ...}
 shift
 data=${DATA:-/tmp/bench-data}
 mkdir -p "$out"
-gpu-run/bin/ltokit bundle inspect gpu-run/ivf.ltkb | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
-  | grep -E '^(kmeans_[a-z]+|coarse_scores_[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select_c1)$' > "$out/build-plans.txt"
+source scripts/cold-cache.sh
 for set in "$@"; do
   IFS=: read -r name lists probes <<< "$set"
   cache=/tmp/ltokit-first-$name
-  rm -rf "$cache"
-  export CUDA_CACHE_PATH=$cache/nv
-  gpu-run/bin/ltokit warmup --bundle gpu-run/ivf.ltkb --arch native --plans "$out/build-plans.txt" \
-    --cache-dir "$cache" > /dev/null 2>&1
+  cold_cache "$cache" || continue
   LTOKIT_LOG=ltokit=debug,ltokit_ivf=debug timeout 120 gpu-run/bin/ltokit ivf bench --k 10 --json \
     --reps 3 --cache-dir "$cache" --lists "$lists" --base "$data/$name/base.npy" \
     --queries "$data/$name/queries.npy" --probes "$probes" --batch 10000 --scan auto \
