@@ -99,9 +99,10 @@ impl NvJitLink {
 
     /// Loads nvJitLink on a background thread and reads its library file through once,
     /// then returns at once: on a machine where nothing has used the library since boot,
-    /// its pages would otherwise come from disk during the first links (measured on an
-    /// H200 host: the first eight links of a fresh machine took 83–250 ms each, the same
-    /// links 6–11 ms once the file was cached). A process calls this where it sets up its
+    /// its pages would otherwise come from disk during the first links. (On an H200 host
+    /// the first eight links of a fresh machine took 83–250 ms each and 6–11 ms in later
+    /// processes; how much of that the page cache explains, and how much a cache of links
+    /// outside ltokit, was not measured apart.) A process calls this where it sets up its
     /// GPU, so that the reading overlaps that; later calls do nothing. A missing library
     /// is left for the first link to report.
     pub fn warm_in_background() {
@@ -398,14 +399,5 @@ pub fn describe(code: u32) -> &'static str {
 /// Reads the file at `path` to its end, discarding the bytes (which leaves them in the
 /// operating system's page cache); returns how many there were.
 fn read_through(path: &Path) -> std::io::Result<u64> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let mut buf = vec![0u8; 1 << 20];
-    let mut total = 0u64;
-    loop {
-        match file.read(&mut buf)? {
-            0 => return Ok(total),
-            n => total += n as u64,
-        }
-    }
+    std::io::copy(&mut std::fs::File::open(path)?, &mut std::io::sink())
 }
