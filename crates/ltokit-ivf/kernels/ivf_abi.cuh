@@ -49,6 +49,13 @@ struct LmCandidates {
     float* score;        // [qt][LM_STEP_ROWS]
     unsigned char* row;  // [qt][LM_STEP_ROWS]
     int* count;          // [qt], zero before each multiply
+    // The slots that kept a row this step, in the order their first row was kept:
+    // busy[0 .. *busy_n) (the slot whose count goes from 0 to 1 appends itself and sets
+    // its flag), so that the top-k pass hands out only those, one a warp as each warp
+    // comes free.
+    int* busy;            // [qt]
+    int* busy_n;          // zero before each multiply
+    unsigned char* flag;  // [qt], zero before each multiply
 };
 
 // Stages the tile's `qt` queries (slot i ← query qidx[i] of `queries`, zeros where

@@ -6,8 +6,8 @@
 // all its queries at once by the tile fragment (the next step's rows load into registers
 // while this one is multiplied). The fragment keeps only the rows that beat their query's
 // threshold — the better of the pair's k-th so far and the query's bound — and the block
-// offers those to each query's top-k of this list (warp w keeps slots w, w + 8, …; row
-// positions, turned into source ids at the end). It writes k
+// offers those to each query's top-k of this list (each slot that kept rows to the next
+// free warp; row positions, turned into source ids at the end). It writes k
 // candidates for each pair at pair × k — the per-query scan's layout with one candidate
 // set per probe — so ivf_merge finishes both scans alike.
 #include "ivf_abi.cuh"
@@ -84,13 +84,16 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     int* cand_count = reinterpret_cast<int*>(qbound + qt);           // [qt]
     int* qidx = cand_count + qt;                                     // [qt]
     int* pair = qidx + qt;                                           // [qt]
-    unsigned char* cand_row = reinterpret_cast<unsigned char*>(pair + qt); // [qt][64]
+    int* busy = pair + qt;                                           // [qt]
+    // Per step parity: the busy slots' count and how many the top-k pass handed out.
+    int* busy_ctl = busy + qt;                                       // [2][2]
+    unsigned char* cand_row = reinterpret_cast<unsigned char*>(busy_ctl + 4); // [qt][64]
+    unsigned char* busy_flag = cand_row + qt * LM_STEP_ROWS;         // [qt]
     // 128-byte aligned: WMMA tiles need 32-byte aligned rows. Aligned as an offset from
     // smem_raw (itself 128-byte aligned), not through an integer cast of the pointer, so
     // that the compiler still knows it is shared memory (shared loads, 32-bit addresses).
-    const int work_off = ((int)(cand_row + qt * LM_STEP_ROWS - smem_raw) + 127) & ~127;
+    const int work_off = ((int)(busy_flag + qt - smem_raw) + 127) & ~127;
     unsigned char* work = smem_raw + work_off;
-    const LmCandidates cand = {thr, cand_score, cand_row, cand_count};
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const float inf = __int_as_float(0x7f800000);
@@ -101,7 +104,9 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         // Empty slots keep nothing; the others start from the query's bound so far.
         thr[i] = p >= 0 ? lm_bound_score(bound[p / n_probes]) : -inf;
         cand_count[i] = 0;
+        busy_flag[i] = 0;
     }
+    if (threadIdx.x < 4) busy_ctl[threadIdx.x] = 0;
     for (int i = warp; i < qt; i += LM_WARPS) topk_init<CAP>(top_d + i * CAP, top_pos + i * CAP, lane);
     __syncthreads();
     ivf_lm_stage_queries(queries, qidx, qt, dim, work);
@@ -115,6 +120,8 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     ivf_lm_fetch(rows, min(2, (size + 31) / 32), dim, veclen, &regs);
     for (int st = 0; st < steps; ++st) {
         const int base = st * LM_STEP_ROWS;
+        int* ctl = busy_ctl + 2 * (st & 1);
+        const LmCandidates cand = {thr, cand_score, cand_row, cand_count, busy, ctl, busy_flag};
         ivf_lm_store(rows + st * step_bytes, min(2, (size - base + 31) / 32), dim, veclen, &regs, work, qt);
         __syncthreads();
         // The queries' bounds load while the step is multiplied (a load per query in the
@@ -125,19 +132,28 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         ivf_lm_multiply(dim, qt, work, cand);
         if (threadIdx.x < count) qbound[threadIdx.x] = lm_bound_score(my_bound);
         __syncthreads();
-        // Each warp offers its slots' kept rows to their top-k lists, then sets the next
-        // step's threshold (the next ivf_lm_store's barrier orders it before the multiply).
-        // Lane j looks after slot warp + 8 j (a tile has at most 64 slots: 8 a warp): a
-        // slot whose step kept no row only takes its query's bound, which other tiles may
-        // have lowered, into its threshold — all such slots at once, one a lane; the
-        // others go through the whole warp one after another.
-        const int my_slot = warp + LM_WARPS * lane;
-        const int my_n = my_slot < count ? cand_count[my_slot] : 0;
-        if (my_slot < count && my_n == 0) thr[my_slot] = fminf(top_d[my_slot * CAP + k - 1], qbound[my_slot]);
-        unsigned busy = __ballot_sync(IVF_FULL, my_n > 0);
-        while (busy) {
-            const int i = warp + LM_WARPS * (__ffs(busy) - 1);
-            busy &= busy - 1;
+        // The slots that kept rows go to the warps one at a time, each to the next warp
+        // that comes free (how many rows a slot keeps varies widely, and every warp waits
+        // at the next barrier for the last); each slot that kept none only takes its
+        // query's bound, which other tiles may have lowered, into its threshold (thread
+        // i, slot i). The other parity's counters, last used by the previous step, are
+        // zeroed for the next one (the next store's barrier orders that before its use).
+        if (threadIdx.x == 0) {
+            int* next_ctl = busy_ctl + 2 * ((st + 1) & 1);
+            next_ctl[0] = 0;
+            next_ctl[1] = 0;
+        }
+        if (threadIdx.x < count) {
+            if (busy_flag[threadIdx.x]) busy_flag[threadIdx.x] = 0;
+            else thr[threadIdx.x] = fminf(top_d[threadIdx.x * CAP + k - 1], qbound[threadIdx.x]);
+        }
+        const int n_busy = ctl[0];
+        while (true) {
+            int taken = 0;
+            if (lane == 0) taken = atomicAdd(&ctl[1], 1);
+            taken = __shfl_sync(IVF_FULL, taken, 0);
+            if (taken >= n_busy) break;
+            const int i = busy[taken];
             float* d = top_d + i * CAP;
             int* pos = top_pos + i * CAP;
             const float qb = qbound[i];

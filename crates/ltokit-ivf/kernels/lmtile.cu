@@ -262,6 +262,13 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
 }
 
 // ---- products ---------------------------------------------------------------------------
+// Slot i kept its first row of the step: it joins the step's busy slots.
+__device__ __forceinline__ void lm_mark_busy(const LmCandidates& cand, int i) {
+    cand.busy[atomicAdd(cand.busy_n, 1)] = i;
+    cand.flag[i] = 1;
+}
+
+
 // A row's squared norm: the sum of the warps' parts.
 __device__ __forceinline__ Sum lm_row_norm(const LmWork& w, int r) {
     Sum t = 0;
@@ -332,7 +339,10 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
         const unsigned kept = __ballot_sync(0xffffffffu, s < cand.thr[i]);
         if (kept) {
             int base = 0;
-            if (lane == 0) base = atomicAdd(&cand.count[i], __popc(kept));
+            if (lane == 0) {
+                base = atomicAdd(&cand.count[i], __popc(kept));
+                if (base == 0) lm_mark_busy(cand, i);
+            }
             base = __shfl_sync(0xffffffffu, base, 0);
             if (kept & (1u << lane)) {
                 const int j = base + __popc(kept & ((1u << lane) - 1));
@@ -502,6 +512,7 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
                 if (keep & (1u << (4 * n + j))) {
                     const int i = i0 + 8 * n + (j & 1);
                     const int at = atomicAdd(&cand.count[i], 1);
+                    if (at == 0) lm_mark_busy(cand, i);
                     cand.score[i * LM_STEP_ROWS + at] = sc[n][j];
                     cand.row[i * LM_STEP_ROWS + at] = (unsigned char)(r0 + (j >= 2 ? 8 : 0));
                 }
@@ -562,6 +573,7 @@ __device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, co
             const float sc = lm_score(s[a][b], qn, xn[b], l2);
             if (sc < thr) {
                 const int j = atomicAdd(&cand.count[i], 1);
+                if (j == 0) lm_mark_busy(cand, i);
                 cand.score[i * LM_STEP_ROWS + j] = sc;
                 cand.row[i * LM_STEP_ROWS + j] = (unsigned char)(rq * 4 + b);
             }

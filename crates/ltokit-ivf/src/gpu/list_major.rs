@@ -276,7 +276,9 @@ fn work_bytes(tile: LmTile, dim: usize, qt: usize) -> usize {
 /// area).
 pub fn shared_bytes(tile: LmTile, dim: usize, k: usize, qt: usize) -> Result<usize> {
     let cap = capacity(k)?;
-    let fixed = qt * cap * 8 + qt * 64 * (4 + 1) + qt * 4 * 5;
+    // Top-k lists; candidate scores and rows; thr, qbound, counts, qidx, pair, busy; the
+    // busy counters; the busy flags.
+    let fixed = qt * cap * 8 + qt * 64 * (4 + 1) + qt * 4 * 6 + 16 + qt;
     Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt))
 }
 
