@@ -2,7 +2,7 @@
 # gpu-first-search.sh); run from the repository root with gpu-run/ carried.
 #
 # cold_cache DIR: makes DIR an ltokit disk cache holding only the plans an index build
-# links (k-means, the coarse search of one probe, every query type) — so a build is timed
+# links (k-means, the coarse search of one probe, every query type, the device layout) — so a build is timed
 # warm and the first search links every plan of its own — and points CUDA_CACHE_PATH at a
 # fresh DIR/nv: links were seen to be remembered across processes outside ltokit's caches
 # (presumably nvJitLink using the driver's compute cache), which would flatter a first
@@ -12,7 +12,7 @@ cold_cache() {
   rm -rf "$dir"
   mkdir -p "$dir"
   gpu-run/bin/ltokit bundle inspect gpu-run/ivf.ltkb | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
-    | grep -E '^(kmeans_[a-z]+|coarse_scores_[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select_c1)$' \
+    | grep -E '^(kmeans_[a-z]+|layout_scatter|coarse_scores_[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select_c1)$' \
     > "$dir/build-plans.txt" || return 1
   export CUDA_CACHE_PATH=$dir/nv
   gpu-run/bin/ltokit warmup --bundle gpu-run/ivf.ltkb --arch native \

@@ -1,28 +1,40 @@
 //! Building an index on the GPU: k-means on a training subsample (on the device), then
 //! the assignment of every vector in its stored type (the coarse kernel), then the
-//! interleaved lists (on the host, which keeps the index).
+//! interleaved lists — on the host for a host index ([`build`]), on the device for an
+//! index that stays there ([`build_on_gpu`]: the base goes up once and the lists are laid
+//! out from it, nothing comes back but the labels).
 
 use std::time::Instant;
 
 use ltokit::Result;
 
-use crate::data::Matrix;
-use crate::gpu::IvfGpu;
-use crate::index::IvfIndex;
+use crate::data::{DType, Matrix};
+use crate::gpu::{DeviceLists, GpuIndex, IvfGpu};
+use crate::index::{IvfIndex, Placement};
 use crate::kmeans::{self, KMeansParams};
 use crate::metric::Metric;
 
 /// Where a build's time went, in seconds.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct BuildTimes {
+    /// The base's upload ([`build_on_gpu`] only; [`build`] counts it in `assignment`).
+    pub upload: f64,
     /// The strided training subsample, as f32 (normalised for cosine), on the host.
     pub training_set: f64,
     /// Balanced hierarchical k-means on the device.
     pub kmeans: f64,
     /// Every vector to its nearest centre, on the device (upload included).
     pub assignment: f64,
-    /// The interleaved lists, on the host.
+    /// The interleaved lists (on the host, or on the device for [`build_on_gpu`]).
     pub layout: f64,
+}
+
+impl BuildTimes {
+    /// Everything but the upload: the build of a base already on the device, as cuVS
+    /// times its own.
+    pub fn on_device(&self) -> f64 {
+        self.training_set + self.kmeans + self.assignment + self.layout
+    }
 }
 
 /// Builds an index of `base` with ids 0..n.
@@ -61,6 +73,70 @@ pub fn build_timed(
     let t = Instant::now();
     let ids: Vec<i64> = (0..base.rows as i64).collect();
     let index = IvfIndex::from_assignment(metric, base, &ids, centers, &assignment)?;
+    times.layout = t.elapsed().as_secs_f64();
+    Ok((index, times))
+}
+
+/// Builds an index of `base` (ids 0..n) that stays on the device: the base is uploaded
+/// once (while the training subsample is taken on the host), k-means trains on the
+/// device (an f32 base's training rows are gathered there from the upload), every row is
+/// assigned there, and the lists are laid out there from the uploaded rows — the same
+/// lists as [`build`] followed by [`GpuIndex::upload`], without the host layout or the
+/// second upload. [`GpuIndex::to_host`] gives the host index (to save it).
+pub fn build_on_gpu(
+    engine: &IvfGpu,
+    base: &Matrix,
+    metric: Metric,
+    params: &KMeansParams,
+) -> Result<(GpuIndex, BuildTimes)> {
+    let mut times = BuildTimes::default();
+    let dim = base.dim;
+    engine.prepare_build_kernels_in_background(base.dtype, dim, metric, params.n_lists);
+    let (uploaded, train) = std::thread::scope(|scope| {
+        let training = scope.spawn(|| {
+            let t = Instant::now();
+            (kmeans::training_set(base, params, metric), t.elapsed())
+        });
+        let t = Instant::now();
+        let uploaded = engine.gpu().upload(&base.bytes);
+        times.upload = t.elapsed().as_secs_f64();
+        let (train, took) = training
+            .join()
+            .expect("the training-set thread does not panic");
+        times.training_set = took.as_secs_f64();
+        (uploaded, train)
+    });
+    let uploaded = uploaded?;
+    let rows = uploaded.slice(0..base.bytes.len());
+    let t = Instant::now();
+    let spherical = matches!(metric, Metric::Ip | Metric::Cosine);
+    // An f32 base's training rows are rows of the upload (cosine's are normalised: those
+    // go up from the host).
+    let centers = if base.dtype == DType::F32 && metric != Metric::Cosine {
+        let order = kmeans::training_rows(base.rows, params);
+        let points = engine.gather_rows(&rows, &order, dim)?;
+        engine.train_balanced_on(
+            &points.slice(0..train.len()),
+            &train,
+            dim,
+            params,
+            spherical,
+        )?
+    } else {
+        engine.train_balanced(&train, dim, params, spherical)?
+    };
+    drop(train);
+    times.kmeans = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let assignment = engine.assign_uploaded(&rows, base.dtype, dim, &centers, metric)?;
+    times.assignment = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let placement = Placement::of(&assignment, params.n_lists)?;
+    let ids: Vec<i64> = (0..base.rows as i64).collect();
+    let lists = DeviceLists::lay_out(engine, &rows, base.dtype, dim, &placement, &ids)?;
+    drop(uploaded);
+    let index = GpuIndex::from_lists(engine, metric, lists, &centers)?;
+    engine.gpu().synchronize()?;
     times.layout = t.elapsed().as_secs_f64();
     Ok((index, times))
 }

@@ -39,6 +39,72 @@ pub fn veclen(dtype: DType, dim: usize) -> usize {
     }
 }
 
+/// Where an assignment puts each row in the interleaved lists: lists in order, each list's
+/// rows in the order of the base (as [`IvfIndex::from_assignment`] lays them out), each
+/// list padded to a multiple of [`GROUP`] rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// First padded row of each list.
+    pub list_offset: Vec<i64>,
+    /// Rows in each list.
+    pub list_size: Vec<i32>,
+    /// Padded row of each base row.
+    pub slot: Vec<u32>,
+    /// Padded rows in all.
+    pub padded_rows: usize,
+}
+
+impl Placement {
+    /// The placement of rows assigned to `n_lists` lists.
+    pub fn of(assignment: &[u32], n_lists: usize) -> Result<Self> {
+        let mut list_size = vec![0i32; n_lists];
+        for (row, &list) in assignment.iter().enumerate() {
+            let size = list_size.get_mut(list as usize).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "vector {row} is assigned to list {list}, but there are {n_lists}"
+                ))
+            })?;
+            *size += 1;
+        }
+        let mut list_offset = Vec::with_capacity(n_lists);
+        let mut padded_rows = 0usize;
+        for &size in &list_size {
+            list_offset.push(padded_rows as i64);
+            padded_rows += (size as usize).next_multiple_of(GROUP);
+        }
+        if padded_rows > u32::MAX as usize {
+            return Err(Error::InvalidArgument(format!(
+                "{padded_rows} padded rows do not fit the 32-bit row numbers of a device layout; \
+                 split the base into several indexes"
+            )));
+        }
+        let mut next: Vec<u32> = list_offset.iter().map(|&o| o as u32).collect();
+        let slot = assignment
+            .iter()
+            .map(|&list| {
+                let at = next[list as usize];
+                next[list as usize] += 1;
+                at
+            })
+            .collect();
+        Ok(Placement {
+            list_offset,
+            list_size,
+            slot,
+            padded_rows,
+        })
+    }
+
+    /// The source id of each padded row: `ids[r]` at `slot[r]`, −1 for padding.
+    pub fn padded_ids(&self, ids: &[i64]) -> Vec<i64> {
+        let mut out = vec![-1i64; self.padded_rows];
+        for (&slot, &id) in self.slot.iter().zip(ids) {
+            out[slot as usize] = id;
+        }
+        out
+    }
+}
+
 /// An IVF-Flat index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IvfIndex {
@@ -426,6 +492,28 @@ fn check_ids(ids: &[i64]) -> Result<()> {
 mod tests {
     use super::*;
     use crate::data::synthetic;
+
+    #[test]
+    fn a_placement_puts_rows_where_the_host_layout_does() {
+        // An uneven assignment with an empty list and a list of more than one group.
+        let mut rng = crate::data::Rng::new(5);
+        let assignment: Vec<u32> = (0..300).map(|_| [0, 0, 0, 2, 3][rng.below(5)]).collect();
+        let base = synthetic(300, 8, 3, DType::F32, 4);
+        let ids: Vec<i64> = (0..300).map(|i| 7 * i + 1).collect();
+        let index =
+            IvfIndex::from_assignment(Metric::L2, &base, &ids, vec![0.0; 4 * 8], &assignment)
+                .unwrap();
+        let placement = Placement::of(&assignment, 4).unwrap();
+        assert_eq!(placement.list_offset, index.list_offset);
+        assert_eq!(placement.list_size, index.list_size);
+        assert_eq!(placement.padded_rows, index.ids.len());
+        assert_eq!(placement.padded_ids(&ids), index.ids);
+        assert_eq!(placement.list_size[1], 0);
+        assert!(placement.list_size[0] > 32);
+        // A list past the count is an error naming the row.
+        let err = Placement::of(&[0, 4], 4).unwrap_err().to_string();
+        assert!(err.contains("vector 1") && err.contains("list 4"), "{err}");
+    }
 
     #[test]
     fn interleaving_round_trips_every_row_and_pads() {

@@ -38,12 +38,18 @@ impl Default for KMeansParams {
 /// Assigns each of `n` f32 points (`points`, row-major) to its nearest centre.
 pub type AssignFn<'a> = dyn FnMut(&[f32], &[f32]) -> Result<Vec<u32>> + 'a;
 
-/// The training points: a strided subsample as f32 (normalised for cosine).
+/// The rows of a base of `rows` rows that k-means trains on: every `stride`-th, as many
+/// as `params.train_fraction` asks (at least one per list).
+pub fn training_rows(rows: usize, params: &KMeansParams) -> Vec<u32> {
+    let n_train = ((rows as f64 * params.train_fraction).ceil() as usize)
+        .clamp(params.n_lists.min(rows), rows);
+    let stride = (rows / n_train.max(1)).max(1);
+    (0..rows as u32).step_by(stride).take(n_train).collect()
+}
+
+/// The training points: the [`training_rows`] as f32 (normalised for cosine).
 pub fn training_set(base: &Matrix, params: &KMeansParams, metric: Metric) -> Vec<f32> {
-    let n_train = ((base.rows as f64 * params.train_fraction).ceil() as usize)
-        .clamp(params.n_lists.min(base.rows), base.rows);
-    let stride = (base.rows / n_train.max(1)).max(1);
-    let rows: Vec<usize> = (0..base.rows).step_by(stride).take(n_train).collect();
+    let rows = training_rows(base.rows, params);
     let dim = base.dim.max(1);
     let mut out = vec![0f32; rows.len() * dim];
     // Converted on all cores: a few hundred MB for a million-row base.
@@ -56,7 +62,7 @@ pub fn training_set(base: &Matrix, params: &KMeansParams, metric: Metric) -> Vec
         {
             scope.spawn(move || {
                 for (&i, row) in chunk.iter().zip(part.chunks_mut(dim)) {
-                    base.row_f32_into(i, row);
+                    base.row_f32_into(i as usize, row);
                     if metric == Metric::Cosine {
                         normalise(row);
                     }

@@ -14,9 +14,23 @@ use ltokit_ivf::reference::{coarse, exact, scan_lists};
 use ltokit_ivf::{DType, Filter, IvfIndex, Matrix, Metric};
 
 fn engine() -> IvfGpu {
+    keep_the_cuda_cache_in_temp();
     let gpu = Arc::new(Gpu::open(0).expect("these tests need a GPU"));
     let dir = std::env::temp_dir().join("ltokit-ivf-gpu-test-cache");
     IvfGpu::new(gpu, CacheConfig::in_dir(dir)).unwrap()
+}
+
+/// Points the CUDA compute cache (compiled code the driver keeps across processes, by
+/// default under `~/.nv`) into the temporary directory before the first CUDA call, so
+/// that the tests write nowhere else; a `CUDA_CACHE_PATH` the caller set is kept.
+fn keep_the_cuda_cache_in_temp() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("CUDA_CACHE_PATH").is_none() {
+            let dir = std::env::temp_dir().join("ltokit-test-cuda-compute-cache");
+            std::env::set_var("CUDA_CACHE_PATH", dir);
+        }
+    });
 }
 
 fn seed() -> u64 {
@@ -825,4 +839,70 @@ fn small_batches_split_the_coarse_search_and_still_find_the_best_lists() {
     println!(
         "split coarse search: 3 metrics × 4 batch sizes × 3 probe counts match the CPU (seed {s})"
     );
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn an_index_built_on_the_device_is_the_host_layout_of_its_assignment() {
+    let engine = engine();
+    let s = seed();
+    let mut rng = Rng::new(s);
+    // f32 with 16-byte chunks (training rows gathered from the upload), cosine (training
+    // rows normalised on the host), f16 with chunks, 8-bit without (20 is no multiple of
+    // 16) and with.
+    for (dtype, dim, metric) in [
+        (DType::F32, 64, Metric::L2),
+        (DType::F32, 36, Metric::Cosine),
+        (DType::F16, 24, Metric::Ip),
+        (DType::I8, 20, Metric::L2),
+        (DType::U8, 48, Metric::L2Sqrt),
+    ] {
+        let ctx = format!("{dtype:?} × {dim} {metric:?} (seed {s})");
+        let n = 6_000 + rng.below(500);
+        let base = synthetic(n, dim, 30, dtype, rng.next_u64());
+        let params = KMeansParams {
+            n_lists: 64 + rng.below(30),
+            iters: 6,
+            train_fraction: 0.5,
+            seed: rng.next_u64(),
+        };
+        let (gindex, times) =
+            ltokit_ivf::build::build_on_gpu(&engine, &base, metric, &params).unwrap();
+        assert!(times.upload > 0.0 && times.layout > 0.0, "{ctx}: {times:?}");
+        let device = gindex.to_host(&engine).unwrap();
+        assert_eq!(device.len(), n, "{ctx}");
+        assert_eq!(gindex.list_sizes(), device.list_size.as_slice(), "{ctx}");
+        // Every row sits in a list whose centre scores as well as the CPU's best…
+        let mut assignment = vec![0u32; n];
+        for l in 0..device.n_lists() {
+            for r in 0..device.list_size[l] as usize {
+                let (_, id) = device.row(l, r);
+                assignment[id as usize] = l as u32;
+            }
+        }
+        let probes: Vec<i64> = assignment.iter().map(|&l| l as i64).collect();
+        assert_best_lists(&device, &base.to_f32(), &probes, 1, &ctx);
+        // …and the device layout of those lists is, byte for byte, the host's.
+        let ids: Vec<i64> = (0..n as i64).collect();
+        let host =
+            IvfIndex::from_assignment(metric, &base, &ids, device.centers.clone(), &assignment)
+                .unwrap();
+        assert!(
+            device == host,
+            "{ctx}: the device layout differs from the host's"
+        );
+        // Searching it is searching the host index uploaded.
+        let queries = synthetic(300, dim, 30, dtype, rng.next_u64());
+        gindex.set_scan_path(ScanPath::PerQuery);
+        let uploaded = GpuIndex::upload(&engine, &host).unwrap();
+        uploaded.set_scan_path(ScanPath::PerQuery);
+        let a = gindex
+            .search(&engine, &queries, 10, 6, &Filter::None)
+            .unwrap();
+        let b = uploaded
+            .search(&engine, &queries, 10, 6, &Filter::None)
+            .unwrap();
+        assert_eq!(a.ids, b.ids, "{ctx}");
+    }
+    println!("device-built indexes of 5 type × metric shapes = host layouts of their assignments");
 }

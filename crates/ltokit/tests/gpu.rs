@@ -9,7 +9,21 @@ use ltokit::{Error, Target};
 use ltokit_demo as demo;
 
 fn gpu() -> Gpu {
+    keep_the_cuda_cache_in_temp();
     Gpu::open(0).expect("these tests need a GPU; run them on the GPU machine (scripts/gpu-run.sh)")
+}
+
+/// Points the CUDA compute cache (compiled code the driver keeps across processes, by
+/// default under `~/.nv`) into the temporary directory before the first CUDA call, so
+/// that the tests write nowhere else; a `CUDA_CACHE_PATH` the caller set is kept.
+fn keep_the_cuda_cache_in_temp() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("CUDA_CACHE_PATH").is_none() {
+            let dir = std::env::temp_dir().join("ltokit-test-cuda-compute-cache");
+            std::env::set_var("CUDA_CACHE_PATH", dir);
+        }
+    });
 }
 
 fn seed() -> u64 {
@@ -20,6 +34,7 @@ fn seed() -> u64 {
 }
 
 fn demo_cubin(target: Target) -> Vec<u8> {
+    keep_the_cuda_cache_in_temp();
     let fragments = demo::compile_fragments(target).unwrap();
     let inputs: Vec<LinkInput> = fragments.iter().map(LinkInput::from_fragment).collect();
     link::link(&inputs, target, &["-O3".into()]).unwrap().cubin
@@ -168,6 +183,7 @@ fn wrong_signatures_and_launches_are_errors() {
 #[ignore = "needs a GPU"]
 fn launches_on_the_callers_own_context_and_stream_with_views() {
     // The caller's cudarc objects: a context and a stream of its own.
+    keep_the_cuda_cache_in_temp();
     let ctx = cudarc::driver::CudaContext::new(0).unwrap();
     let stream = ctx.new_stream().unwrap();
     let gpu = Gpu::from_stream(std::sync::Arc::clone(&stream)).unwrap();

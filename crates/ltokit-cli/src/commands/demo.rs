@@ -15,8 +15,7 @@ use ltokit::launch::{self, Gpu};
 use ltokit::Target;
 use ltokit_ivf::data::synthetic_pair;
 use ltokit_ivf::gpu::{
-    bundle, bundle_file_bytes, coarse_plan_name, plan_names, DeviceLists, GpuIndex, IvfGpu,
-    EXACT_CHUNK,
+    bundle, bundle_file_bytes, coarse_plan_name, plan_names, DeviceLists, IvfGpu, EXACT_CHUNK,
 };
 use ltokit_ivf::index::veclen;
 use ltokit_ivf::kmeans::KMeansParams;
@@ -76,12 +75,11 @@ fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig) -> anyhow::Result<ExitCode> {
         iters: 10,
         ..Default::default()
     };
-    let index = ltokit_ivf::build::build(&engine, &base, Metric::L2, &params)?;
+    let (gindex, _) = ltokit_ivf::build::build_on_gpu(&engine, &base, Metric::L2, &params)?;
     outln!(
-        "built an index of {ROWS} × {DIM} f32 vectors in {LISTS} lists in {:.2} s",
+        "built an index of {ROWS} × {DIM} f32 vectors in {LISTS} lists on the GPU in {:.2} s",
         started.elapsed().as_secs_f64()
     );
-    let gindex = GpuIndex::upload(&engine, &index)?;
     let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK)?;
     let truth = engine.exact(&flat, Metric::L2, &Filter::None, &queries, K)?;
     let mut first = true;

@@ -27,7 +27,7 @@ const SUM_SIGNATURE: &[Param] = &[
 ];
 
 const GATHER_SIGNATURE: &[Param] = &[
-    Param::Buffer(Elem::F32, Extent::Any),    // points
+    Param::Ptr,                               // points: f32 values, in any buffer
     Param::Buffer(Elem::U32, Extent::Any),    // order
     Param::I32,                               // rows to gather
     Param::I32,                               // dim
@@ -77,18 +77,45 @@ impl IvfGpu {
         params: &KMeansParams,
         spherical: bool,
     ) -> Result<Vec<f32>> {
+        let uploaded = self.gpu.upload(train)?;
+        self.train_balanced_on(
+            &uploaded.slice(0..train.len()),
+            train,
+            dim,
+            params,
+            spherical,
+        )
+    }
+
+    /// [`IvfGpu::train_balanced`] with the training points already on the device:
+    /// `points` holds the values of `train` (which the initial centres and the balancing
+    /// read on the host) in the same order.
+    pub fn train_balanced_on(
+        &self,
+        points: &CudaView<'_, f32>,
+        train: &[f32],
+        dim: usize,
+        params: &KMeansParams,
+        spherical: bool,
+    ) -> Result<Vec<f32>> {
         let n = train.len() / dim.max(1);
         let k = params.n_lists;
+        if points.len() != train.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} training values on the device, {} on the host",
+                points.len(),
+                train.len()
+            )));
+        }
         if k < 64 || n < 4 * k {
-            return self.train_kmeans(train, dim, params, spherical);
+            let rows = TrainRows::all(train, dim);
+            return self.kmeans_on(points, rows, params, spherical);
         }
         let started = std::time::Instant::now();
-        let uploaded = self.gpu.upload(train)?;
-        let points = uploaded.slice(0..n * dim);
         let rows = TrainRows::all(train, dim);
         let n_meso = ((k as f64).sqrt().round() as usize).clamp(2, k);
         let meso = self.kmeans_on(
-            &points,
+            points,
             rows,
             &KMeansParams {
                 n_lists: n_meso,
@@ -98,7 +125,7 @@ impl IvfGpu {
             spherical,
         )?;
         let metric = if spherical { Metric::Ip } else { Metric::L2 };
-        let labels = self.assign_uploaded(&points, DType::F32, dim, &meso, metric)?;
+        let labels = self.assign_uploaded(points, DType::F32, dim, &meso, metric)?;
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_meso];
         for (i, &l) in labels.iter().enumerate() {
             members[l as usize].push(i);
@@ -107,7 +134,7 @@ impl IvfGpu {
         let fine = proportional_split(k, &sizes);
         let meso_done = started.elapsed();
         let order: Vec<u32> = members.iter().flatten().map(|&i| i as u32).collect();
-        let grouped = self.gather_rows(&points, &order, dim)?;
+        let grouped = self.gather_rows(points, &order, dim)?;
         let mut rng = Rng::new(params.seed ^ 0xBA1A);
         let mut centers = Vec::with_capacity(k * dim);
         let mut first = 0;
@@ -132,7 +159,7 @@ impl IvfGpu {
         }
         let fine_done = started.elapsed();
         let centers = self.refine_kmeans(
-            &points,
+            points,
             rows,
             centers,
             params.iters.div_ceil(4).max(1),
@@ -162,16 +189,16 @@ impl IvfGpu {
         self.refine_kmeans(points, rows, centers, params.iters, spherical, &mut rng)
     }
 
-    /// Rows `order[0]`, `order[1]`, … of the `dim`-wide rows of `points`, gathered into a
-    /// new device buffer.
-    fn gather_rows(
+    /// Rows `order[0]`, `order[1]`, … of the `dim`-wide f32 rows of `points` (an f32
+    /// buffer, or the bytes of one), gathered into a new device buffer.
+    pub(crate) fn gather_rows<T: DeviceElem>(
         &self,
-        points: &CudaView<'_, f32>,
+        points: &CudaView<'_, T>,
         order: &[u32],
         dim: usize,
     ) -> Result<CudaSlice<f32>> {
         let gpu = &self.gpu;
-        let n_rows = points.len() / dim.max(1);
+        let n_rows = points.len() * std::mem::size_of::<T>() / (dim * 4).max(1);
         if let Some(&bad) = order.iter().find(|&&i| i as usize >= n_rows) {
             return Err(Error::InvalidArgument(format!(
                 "row {bad} to gather from {n_rows} rows"
@@ -322,7 +349,9 @@ impl IvfGpu {
         )
     }
 
-    fn assign_uploaded<T: DeviceElem>(
+    /// [`IvfGpu::assign_rows`] of rows already on the device (`dim` values of `dtype`
+    /// each, as stored).
+    pub(crate) fn assign_uploaded<T: DeviceElem>(
         &self,
         rows: &CudaView<'_, T>,
         dtype: DType,

@@ -1,12 +1,32 @@
-//! Lists on the device in the interleaved layout (see [`crate::index`]).
+//! Lists on the device in the interleaved layout (see [`crate::index`]): uploaded from a
+//! host index, or laid out on the device from rows already there (kernels/layout.cu).
 
-use ltokit::launch::{CudaSlice, Gpu};
-use ltokit::Result;
+use ltokit::launch::{CudaSlice, CudaView, Elem, Extent, Gpu, Launch, LaunchConfig, Param};
+use ltokit::{Error, Result};
 
-use super::nonempty;
+use super::{nonempty, IvfGpu, KernelSpec};
 use crate::data::{DType, Matrix};
-use crate::index::IvfIndex;
+use crate::index::{veclen, IvfIndex, Placement};
 use crate::metric::Metric;
+
+/// `ivf_layout_scatter`'s parameters (kernels/layout.cu).
+const SCATTER_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::U8, Extent::Any),    // rows
+    Param::Buffer(Elem::U32, Extent::Any),   // slot of each row
+    Param::I32,                              // rows
+    Param::I32,                              // bytes a row
+    Param::I32,                              // bytes a chunk
+    Param::BufferMut(Elem::U8, Extent::Any), // interleaved data
+];
+
+/// The kernel that lays lists out on the device ([`DeviceLists::lay_out`]).
+pub(crate) fn layout_kernel() -> KernelSpec {
+    KernelSpec {
+        plan: "layout_scatter".into(),
+        signature: SCATTER_SIGNATURE,
+        shared: 0,
+    }
+}
 
 /// Lists on the GPU in the interleaved layout.
 pub struct DeviceLists {
@@ -18,6 +38,7 @@ pub struct DeviceLists {
     pub(crate) list_offset: CudaSlice<i64>,
     pub(crate) list_size: CudaSlice<i32>,
     pub(crate) ids: CudaSlice<i64>,
+    host_list_size: Vec<i32>,
 }
 
 impl DeviceLists {
@@ -32,7 +53,109 @@ impl DeviceLists {
             list_offset: gpu.upload(&index.list_offset)?,
             list_size: gpu.upload(&index.list_size)?,
             ids: gpu.upload(&nonempty(&index.ids))?,
+            host_list_size: index.list_size.clone(),
         })
+    }
+
+    /// Lays out `rows` (on the device: `placement.slot.len()` rows of `dim` values of
+    /// `dtype`, as stored) in the lists `placement` gives them, with source ids `ids`;
+    /// the rows never leave the device. The same lists as [`DeviceLists::from_index`] of
+    /// [`IvfIndex::from_assignment`] with the same assignment.
+    pub fn lay_out(
+        engine: &IvfGpu,
+        rows: &CudaView<'_, u8>,
+        dtype: DType,
+        dim: usize,
+        placement: &Placement,
+        ids: &[i64],
+    ) -> Result<Self> {
+        let n = placement.slot.len();
+        let row_bytes = dim * dtype.size();
+        if dim == 0 || rows.len() != n * row_bytes || ids.len() != n {
+            return Err(Error::InvalidArgument(format!(
+                "{} bytes on the device, {} ids and {n} placed rows do not make rows of \
+                 {dim} {} values",
+                rows.len(),
+                ids.len(),
+                dtype.name()
+            )));
+        }
+        let gpu = engine.gpu();
+        let veclen = veclen(dtype, dim);
+        let mut data = gpu.zeros::<u8>((placement.padded_rows * row_bytes).max(1))?;
+        if n > 0 {
+            let slots = gpu.upload(&placement.slot)?;
+            let spec = layout_kernel();
+            let scatter = engine
+                .kernels
+                .kernel(&spec.plan, spec.signature, spec.shared)?;
+            let (n_i, row_i, chunk_i) =
+                (n as i32, row_bytes as i32, (veclen * dtype.size()) as i32);
+            let launch = Launch::on(
+                gpu.stream(),
+                &scatter,
+                LaunchConfig {
+                    grid_dim: ((n * 32).div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                },
+            )
+            .view(rows)
+            .buffer(&slots)
+            .scalar(&n_i)
+            .scalar(&row_i)
+            .scalar(&chunk_i)
+            .buffer_mut(&mut data);
+            // SAFETY: reads n rows of row_bytes (rows.len() = n × row_bytes, checked above)
+            // and n slots, each below padded_rows (Placement::of); writes one padded row of
+            // row_bytes at each slot of data (padded_rows × row_bytes). row_bytes is a
+            // multiple of the chunk bytes, and 16-byte chunks only come with rows of whole
+            // 16-byte chunks (index::veclen).
+            unsafe { launch.run() }?;
+        }
+        Ok(DeviceLists {
+            dtype,
+            dim,
+            veclen,
+            n_lists: placement.list_size.len(),
+            data,
+            list_offset: gpu.upload(&placement.list_offset)?,
+            list_size: gpu.upload(&placement.list_size)?,
+            ids: gpu.upload(&nonempty(&placement.padded_ids(ids)))?,
+            host_list_size: placement.list_size.clone(),
+        })
+    }
+
+    /// The lists as a host index with `centers` (what [`DeviceLists::from_index`] would
+    /// upload again).
+    pub fn download(&self, gpu: &Gpu, metric: Metric, centers: Vec<f32>) -> Result<IvfIndex> {
+        let list_offset = gpu.download(&self.list_offset)?;
+        let padded: usize = self
+            .host_list_size
+            .iter()
+            .map(|&s| (s as usize).next_multiple_of(crate::index::GROUP))
+            .sum();
+        let row_bytes = self.dim * self.dtype.size();
+        let mut data = gpu.download(&self.data)?;
+        data.truncate(padded * row_bytes);
+        let mut ids = gpu.download(&self.ids)?;
+        ids.truncate(padded);
+        Ok(IvfIndex {
+            metric,
+            dtype: self.dtype,
+            dim: self.dim,
+            veclen: self.veclen,
+            centers,
+            list_offset,
+            list_size: self.host_list_size.clone(),
+            data,
+            ids,
+        })
+    }
+
+    /// Rows in each list.
+    pub fn list_sizes(&self) -> &[i32] {
+        &self.host_list_size
     }
 
     /// A flat dataset as lists of `chunk` consecutive rows, ids 0..rows.

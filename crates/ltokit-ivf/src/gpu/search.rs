@@ -13,6 +13,7 @@ use ltokit::{Error, Result};
 
 use super::coarse::{coarse_kernels, CoarseQueries};
 use super::list_major::{list_major_kernels, ScanPathCell};
+use super::lists::layout_kernel;
 use super::merge::merge_kernel;
 use super::profile::Stage;
 use super::scan::{candidate_sets, scan_kernel, scan_kernels, ScanBatch};
@@ -49,23 +50,61 @@ impl GpuIndex {
     /// search comes — a search needing one of them while it links waits for that link
     /// instead of starting its own.
     pub fn upload(engine: &IvfGpu, index: &IvfIndex) -> Result<Self> {
-        let coarse_metric = match index.metric {
+        Self::from_lists(
+            engine,
+            index.metric,
+            DeviceLists::from_index(engine.gpu(), index)?,
+            &index.centers,
+        )
+    }
+
+    /// An index of lists already on the device (an index built there: see
+    /// [`crate::build::build_on_gpu`]) and their centres; the first search's kernels
+    /// start linking as in [`GpuIndex::upload`].
+    pub fn from_lists(
+        engine: &IvfGpu,
+        metric: Metric,
+        lists: DeviceLists,
+        centers: &[f32],
+    ) -> Result<Self> {
+        let coarse_metric = match metric {
             Metric::L2Sqrt => Metric::L2,
             m => m,
         };
+        let dim = lists.dim();
+        if centers.len() != lists.n_lists() * dim {
+            return Err(Error::InvalidArgument(format!(
+                "{} centre values for {} lists of {dim} dimensions",
+                centers.len(),
+                lists.n_lists()
+            )));
+        }
         let gindex = GpuIndex {
-            metric: index.metric,
-            dtype: index.dtype,
-            dim: index.dim,
-            n_lists: index.n_lists(),
-            lists: DeviceLists::from_index(engine.gpu(), index)?,
-            centers: DeviceCenters::upload(engine.gpu(), &index.centers, index.dim, coarse_metric)?,
+            metric,
+            dtype: lists.dtype(),
+            dim,
+            n_lists: lists.n_lists(),
+            centers: DeviceCenters::upload(engine.gpu(), centers, dim, coarse_metric)?,
+            lists,
             workspace: Mutex::new(Workspace::default()),
             staging: Mutex::new(HostStaging::default()),
             scan_path: ScanPathCell::default(),
         };
         engine.prepare_in_background_in_order(&gindex.likely_first_kernels(engine)?);
         Ok(gindex)
+    }
+
+    /// The index as a host [`IvfIndex`] (to save it, or to add to it): the lists and
+    /// centres downloaded.
+    pub fn to_host(&self, engine: &IvfGpu) -> Result<IvfIndex> {
+        let gpu = engine.gpu();
+        let centers = gpu.download(&self.centers.centers)?;
+        self.lists.download(gpu, self.metric, centers)
+    }
+
+    /// Rows in each list.
+    pub fn list_sizes(&self) -> &[i32] {
+        self.lists.list_sizes()
     }
 
     /// [`likely_first_kernels`] of this index, then the list-major scan of that search.
@@ -454,6 +493,23 @@ impl IvfGpu {
             Ok(specs) => self.prepare_in_background_in_order(&specs),
             Err(e) => tracing::debug!("no kernels linked ahead of the first search: {e}"),
         }
+    }
+
+    /// [`IvfGpu::prepare_first_search_in_background`] after the kernel that lays the
+    /// lists out on the device (what [`crate::build::build_on_gpu`] needs last).
+    pub fn prepare_build_kernels_in_background(
+        &self,
+        dtype: DType,
+        dim: usize,
+        metric: Metric,
+        n_lists: usize,
+    ) {
+        let mut specs = vec![layout_kernel()];
+        match likely_first_kernels(dtype, dim, metric, n_lists) {
+            Ok(first) => specs.extend(first),
+            Err(e) => tracing::debug!("no kernels linked ahead of the first search: {e}"),
+        }
+        self.prepare_in_background_in_order(&specs);
     }
 }
 
