@@ -169,7 +169,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
                 for (int j0 = 0; j0 < n; j0 += 32) {
                     const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, base, size,
                                                    ids + off, query_base + qidx[i], filter, filter_words);
-                    kth = ws_offer(rd, rp, k, lane, kth, qb, c.s, c.row);
+                    kth = ws_offer_many(rd, rp, k, lane, kth, qb, c.s, c.row);
                 }
                 if (lane < k) { d[lane] = rd; pos[lane] = rp; }
             } else {

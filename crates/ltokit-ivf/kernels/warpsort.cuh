@@ -74,3 +74,28 @@ __device__ __forceinline__ float ws_offer(float& d, Id& id, int k, int lane, flo
     }
     return kth;
 }
+
+// At least this many candidates of one offer under the threshold are sorted and merged
+// into the list at once instead of inserted one by one (an insertion costs a ballot and
+// three shuffles; a sort of 32 and a merge, about twenty such exchanges).
+#define WS_MANY 10
+
+// ws_offer for a list of k ≤ 32 entries with int ids: when many candidates pass at once
+// (a pair's first rows, before its list holds k), they are sorted across the warp and
+// merged with the list. Returns the new k-th score.
+__device__ __forceinline__ float ws_offer_many(float& d, int& id, int k, int lane, float kth, float bound, float s, int sid) {
+    const float t = fminf(kth, bound);
+    const bool in = s < t;
+    if (__popc(__ballot_sync(WS_FULL, in)) < WS_MANY) return ws_offer(d, id, k, lane, kth, bound, s, sid);
+    const float inf = __int_as_float(0x7f800000);
+    float cs = in ? s : inf;
+    long long cid = in ? (long long)sid : -1LL;
+    ws_sort32(cs, cid, lane);
+    // Entries past k are not part of the list: they merge as empty.
+    float ld = lane < k ? d : inf;
+    long long lid = lane < k ? (long long)id : -1LL;
+    ws_merge32(ld, lid, cs, cid, lane);
+    d = ld;
+    id = (int)lid;
+    return __shfl_sync(WS_FULL, d, k - 1);
+}
