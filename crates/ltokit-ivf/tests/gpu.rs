@@ -13,24 +13,15 @@ use ltokit_ivf::kmeans::{assign_cpu, train, training_set, KMeansParams};
 use ltokit_ivf::reference::{coarse, exact, scan_lists};
 use ltokit_ivf::{DType, Filter, IvfIndex, Matrix, Metric};
 
+#[path = "../../ltokit/tests/support/cuda_cache.rs"]
+mod cuda_cache;
+use cuda_cache::keep_the_cuda_cache_in_temp;
+
 fn engine() -> IvfGpu {
     keep_the_cuda_cache_in_temp();
     let gpu = Arc::new(Gpu::open(0).expect("these tests need a GPU"));
     let dir = std::env::temp_dir().join("ltokit-ivf-gpu-test-cache");
     IvfGpu::new(gpu, CacheConfig::in_dir(dir)).unwrap()
-}
-
-/// Points the CUDA compute cache (compiled code the driver keeps across processes, by
-/// default under `~/.nv`) into the temporary directory before the first CUDA call, so
-/// that the tests write nowhere else; a `CUDA_CACHE_PATH` the caller set is kept.
-fn keep_the_cuda_cache_in_temp() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if std::env::var_os("CUDA_CACHE_PATH").is_none() {
-            let dir = std::env::temp_dir().join("ltokit-test-cuda-compute-cache");
-            std::env::set_var("CUDA_CACHE_PATH", dir);
-        }
-    });
 }
 
 fn seed() -> u64 {

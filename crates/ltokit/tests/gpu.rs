@@ -8,22 +8,13 @@ use ltokit::link::{self, LinkInput};
 use ltokit::{Error, Target};
 use ltokit_demo as demo;
 
+#[path = "support/cuda_cache.rs"]
+mod cuda_cache;
+use cuda_cache::keep_the_cuda_cache_in_temp;
+
 fn gpu() -> Gpu {
     keep_the_cuda_cache_in_temp();
     Gpu::open(0).expect("these tests need a GPU; run them on the GPU machine (scripts/gpu-run.sh)")
-}
-
-/// Points the CUDA compute cache (compiled code the driver keeps across processes, by
-/// default under `~/.nv`) into the temporary directory before the first CUDA call, so
-/// that the tests write nowhere else; a `CUDA_CACHE_PATH` the caller set is kept.
-fn keep_the_cuda_cache_in_temp() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if std::env::var_os("CUDA_CACHE_PATH").is_none() {
-            let dir = std::env::temp_dir().join("ltokit-test-cuda-compute-cache");
-            std::env::set_var("CUDA_CACHE_PATH", dir);
-        }
-    });
 }
 
 fn seed() -> u64 {
