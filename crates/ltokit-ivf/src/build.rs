@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use ltokit::Result;
 
-use crate::data::{DType, Matrix};
+use crate::data::Matrix;
 use crate::gpu::{DeviceLists, GpuIndex, IvfGpu};
 use crate::index::{IvfIndex, Placement};
 use crate::kmeans::{self, KMeansParams};
@@ -79,7 +79,7 @@ pub fn build_timed(
 
 /// Builds an index of `base` (ids 0..n) that stays on the device: the base is uploaded
 /// once (while the training subsample is taken on the host), k-means trains on the
-/// device (an f32 base's training rows are gathered there from the upload), every row is
+/// device (its training rows gathered there from the upload, as f32), every row is
 /// assigned there, and the lists are laid out there from the uploaded rows — the same
 /// lists as [`build`] followed by [`GpuIndex::upload`], without the host layout or the
 /// second upload. [`GpuIndex::to_host`] gives the host index (to save it).
@@ -92,7 +92,7 @@ pub fn build_on_gpu(
     let mut times = BuildTimes::default();
     let dim = base.dim;
     engine.prepare_build_kernels_in_background(base.dtype, dim, metric, params.n_lists);
-    let (uploaded, train) = std::thread::scope(|scope| {
+    let (uploaded, training) = std::thread::scope(|scope| {
         let training = scope.spawn(|| {
             let t = Instant::now();
             (kmeans::training_set(base, params, metric), t.elapsed())
@@ -100,31 +100,29 @@ pub fn build_on_gpu(
         let t = Instant::now();
         let uploaded = engine.gpu().upload(&base.bytes);
         times.upload = t.elapsed().as_secs_f64();
-        let (train, took) = training
-            .join()
-            .expect("the training-set thread does not panic");
-        times.training_set = took.as_secs_f64();
-        (uploaded, train)
+        let training = training.join();
+        (uploaded, training)
     });
+    let (train, took) =
+        training.map_err(|_| ltokit::Error::Driver("the training-set thread panicked".into()))?;
+    times.training_set = took.as_secs_f64();
     let uploaded = uploaded?;
     let rows = uploaded.slice(0..base.bytes.len());
     let t = Instant::now();
     let spherical = matches!(metric, Metric::Ip | Metric::Cosine);
-    // An f32 base's training rows are rows of the upload (cosine's are normalised: those
-    // go up from the host).
-    let centers = if base.dtype == DType::F32 && metric != Metric::Cosine {
-        let order = kmeans::training_rows(base.rows, params);
-        let points = engine.gather_rows(&rows, &order, dim)?;
-        engine.train_balanced_on(
-            &points.slice(0..train.len()),
-            &train,
-            dim,
-            params,
-            spherical,
-        )?
-    } else {
-        engine.train_balanced(&train, dim, params, spherical)?
-    };
+    // The training rows on the device come from the upload (the host's copy is what the
+    // initial centres and the balancing read).
+    let order = kmeans::training_rows(base.rows, params);
+    let points =
+        engine.training_rows_on_device(&rows, base.dtype, dim, &order, metric == Metric::Cosine)?;
+    let centers = engine.train_balanced_on(
+        &points.slice(0..train.len()),
+        &train,
+        dim,
+        params,
+        spherical,
+    )?;
+    drop(points);
     drop(train);
     times.kmeans = t.elapsed().as_secs_f64();
     let t = Instant::now();

@@ -9,7 +9,7 @@ use ltokit::cache::CacheConfig;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{synthetic, Rng};
 use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, Neighbors, ScanPath, TileArith, EXACT_CHUNK};
-use ltokit_ivf::kmeans::{assign_cpu, train, training_set, KMeansParams};
+use ltokit_ivf::kmeans::{assign_cpu, train, training_rows, training_set, KMeansParams};
 use ltokit_ivf::reference::{coarse, exact, scan_lists};
 use ltokit_ivf::{DType, Filter, IvfIndex, Matrix, Metric};
 
@@ -851,12 +851,32 @@ fn an_index_built_on_the_device_is_the_host_layout_of_its_assignment() {
         let ctx = format!("{dtype:?} × {dim} {metric:?} (seed {s})");
         let n = 6_000 + rng.below(500);
         let base = synthetic(n, dim, 30, dtype, rng.next_u64());
+        let gpu_base = engine.gpu().upload(&base.bytes).unwrap();
         let params = KMeansParams {
             n_lists: 64 + rng.below(30),
             iters: 6,
             train_fraction: 0.5,
             seed: rng.next_u64(),
         };
+        // The training rows gathered on the device are the host's training set.
+        let on_device = engine
+            .training_rows_on_device(
+                &gpu_base.slice(0..base.bytes.len()),
+                dtype,
+                dim,
+                &training_rows(n, &params),
+                metric == Metric::Cosine,
+            )
+            .unwrap();
+        let host_train = training_set(&base, &params, metric);
+        let device_train = engine.gpu().download(&on_device).unwrap();
+        assert_eq!(device_train.len(), host_train.len().max(1), "{ctx}");
+        for (i, (d, h)) in device_train.iter().zip(&host_train).enumerate() {
+            assert!(
+                (d - h).abs() <= 1e-6 * h.abs().max(1.0),
+                "{ctx}: training value {i}: device {d}, host {h}"
+            );
+        }
         let (gindex, times) =
             ltokit_ivf::build::build_on_gpu(&engine, &base, metric, &params).unwrap();
         assert!(times.upload > 0.0 && times.layout > 0.0, "{ctx}: {times:?}");
@@ -895,5 +915,8 @@ fn an_index_built_on_the_device_is_the_host_layout_of_its_assignment() {
             .unwrap();
         assert_eq!(a.ids, b.ids, "{ctx}");
     }
-    println!("device-built indexes of 5 type × metric shapes = host layouts of their assignments");
+    println!(
+        "device-built indexes of 5 type × metric shapes = host layouts of their assignments; \
+         training rows gathered on the device = the host's"
+    );
 }

@@ -10,7 +10,7 @@ use ltokit::launch::{CudaSlice, CudaView, DeviceElem, Elem, Extent, Launch, Laun
 use ltokit::{Error, Result};
 
 use super::coarse::CoarseQueries;
-use super::{DeviceCenters, IvfGpu};
+use super::{DeviceCenters, IvfGpu, KernelSpec};
 use crate::data::{DType, Matrix, Rng};
 use crate::kmeans::{
     adjust_small_lists, initial_centers, KMeansParams, TrainRows, ADJUST_THRESHOLD,
@@ -33,6 +33,25 @@ const GATHER_SIGNATURE: &[Param] = &[
     Param::I32,                               // dim
     Param::BufferMut(Elem::F32, Extent::Any), // gathered rows
 ];
+
+const TRAIN_ROWS_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::U8, Extent::Any),     // base, as stored
+    Param::Buffer(Elem::U32, Extent::Any),    // order
+    Param::I32,                               // rows to gather
+    Param::I32,                               // dim
+    Param::I32,                               // normalise
+    Param::BufferMut(Elem::F32, Extent::Any), // training rows
+];
+
+/// The kernel that gathers k-means' training rows from a base on the device
+/// ([`IvfGpu::training_rows_on_device`]).
+pub(crate) fn train_rows_kernel(dtype: DType) -> KernelSpec {
+    KernelSpec {
+        plan: format!("train_rows_{}", dtype.name()),
+        signature: TRAIN_ROWS_SIGNATURE,
+        shared: 0,
+    }
+}
 
 const DIVIDE_SIGNATURE: &[Param] = &[
     Param::BufferMut(Elem::F32, Extent::Any), // centres
@@ -187,6 +206,49 @@ impl IvfGpu {
         let mut rng = Rng::new(params.seed);
         let centers = initial_centers(rows, params, &mut rng)?;
         self.refine_kmeans(points, rows, centers, params.iters, spherical, &mut rng)
+    }
+
+    /// k-means' training rows from a base already on the device (`base`: rows of `dim`
+    /// values of `dtype`, as stored): rows `order[0]`, `order[1]`, … as f32, scaled to
+    /// unit length when `normalise` (cosine) — what [`crate::kmeans::training_set`] makes
+    /// on the host, without sending it up.
+    pub fn training_rows_on_device(
+        &self,
+        base: &CudaView<'_, u8>,
+        dtype: DType,
+        dim: usize,
+        order: &[u32],
+        normalise: bool,
+    ) -> Result<CudaSlice<f32>> {
+        let gpu = &self.gpu;
+        let n_rows = base.len() / (dim * dtype.size()).max(1);
+        if let Some(&bad) = order.iter().find(|&&i| i as usize >= n_rows) {
+            return Err(Error::InvalidArgument(format!(
+                "training row {bad} of a base of {n_rows} rows"
+            )));
+        }
+        let mut out = gpu.alloc::<f32>((order.len() * dim).max(1))?;
+        if order.is_empty() {
+            return Ok(out);
+        }
+        let order_dev = gpu.upload(order)?;
+        let spec = train_rows_kernel(dtype);
+        let kernel = self
+            .kernels
+            .kernel(&spec.plan, spec.signature, spec.shared)?;
+        let (n_i, dim_i, norm_i) = (order.len() as i32, dim as i32, i32::from(normalise));
+        let launch = Launch::on(gpu.stream(), &kernel, warp_per_row(order.len()))
+            .view(base)
+            .buffer(&order_dev)
+            .scalar(&n_i)
+            .scalar(&dim_i)
+            .scalar(&norm_i)
+            .buffer_mut(&mut out);
+        // SAFETY: row r of `out` (order.len() rows of dim f32) gets the dim values of base
+        // row order[r], each checked above to be below the base's row count; the plan
+        // reads values of `dtype`, the base's type.
+        unsafe { launch.run() }?;
+        Ok(out)
     }
 
     /// Rows `order[0]`, `order[1]`, … of the `dim`-wide f32 rows of `points` (an f32

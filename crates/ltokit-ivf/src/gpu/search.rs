@@ -12,6 +12,7 @@ use ltokit::launch::{CudaView, CudaViewMut, DeviceElem};
 use ltokit::{Error, Result};
 
 use super::coarse::{coarse_kernels, CoarseQueries};
+use super::kmeans::train_rows_kernel;
 use super::list_major::{list_major_kernels, ScanPathCell};
 use super::lists::layout_kernel;
 use super::merge::merge_kernel;
@@ -495,8 +496,9 @@ impl IvfGpu {
         }
     }
 
-    /// [`IvfGpu::prepare_first_search_in_background`] after the kernel that lays the
-    /// lists out on the device (what [`crate::build::build_on_gpu`] needs last).
+    /// [`IvfGpu::prepare_first_search_in_background`] after the kernels of
+    /// [`crate::build::build_on_gpu`] that the k-means plans do not cover (the training
+    /// rows' gather, the layout on the device).
     pub fn prepare_build_kernels_in_background(
         &self,
         dtype: DType,
@@ -504,7 +506,7 @@ impl IvfGpu {
         metric: Metric,
         n_lists: usize,
     ) {
-        let mut specs = vec![layout_kernel()];
+        let mut specs = vec![train_rows_kernel(dtype), layout_kernel()];
         match likely_first_kernels(dtype, dim, metric, n_lists) {
             Ok(first) => specs.extend(first),
             Err(e) => tracing::debug!("no kernels linked ahead of the first search: {e}"),
