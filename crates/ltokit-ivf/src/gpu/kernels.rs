@@ -201,6 +201,16 @@ impl KernelSet {
         self.background.lock().push(handle);
     }
 
+    /// Drops the queued kernels no thread has started on (they load on demand later, if
+    /// ever needed).
+    pub(crate) fn cancel_queued(&self) {
+        let dropped: Vec<KernelSpec> = self.queue.lock().todo.drain(..).collect();
+        let mut pending = self.pending.lock();
+        for s in &dropped {
+            pending.remove(&s.plan);
+        }
+    }
+
     /// Waits for the background loads started so far.
     pub(crate) fn wait_for_background(&self) {
         let handles: Vec<_> = self.background.lock().drain(..).collect();

@@ -141,6 +141,18 @@ pub struct IvfGpu {
     tile_arith: Mutex<list_major::TileArith>,
 }
 
+/// An engine waits, when dropped, for the links its background threads are in the middle
+/// of (and drops the queued ones nothing has started): a process that ends while a thread
+/// is inside nvJitLink or loading a module races the CUDA libraries' own teardown (a
+/// crash at exit was seen on the H200 after a test that built an index and returned
+/// before its first search's kernels had linked).
+impl Drop for IvfGpu {
+    fn drop(&mut self) {
+        self.kernels.cancel_queued();
+        self.kernels.wait_for_background();
+    }
+}
+
 impl IvfGpu {
     /// Switches the per-stage clock on (its counters reset) or off; see
     /// [`profile`].
