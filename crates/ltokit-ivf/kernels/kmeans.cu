@@ -1,6 +1,6 @@
-// Entry fragment: the k-means centre update on the device, and the gather of training
-// rows. ivf_kmeans_sum adds every point into its centre's sum (one warp per point, lanes
-// over dimensions; float atomics) and counts the members; ivf_kmeans_divide turns sums into means (centres with no member
+// Entry fragment: the k-means centre update on the device (the training rows are
+// gathered by train_rows.cu). ivf_kmeans_sum adds every point into its centre's sum (one
+// warp per point, lanes over dimensions; float atomics) and counts the members; ivf_kmeans_divide turns sums into means (centres with no member
 // keep their place) and, for spherical k-means, scales each centre to unit length; it
 // also refreshes the norms the coarse search reads.
 
@@ -41,19 +41,4 @@ extern "C" __global__ void __launch_bounds__(128) ivf_kmeans_divide(
         centers[(long long)c * dim + j] = sums[(long long)c * dim + j] * scale;
     // What the coarse search needs of the centre: its squared norm (1 once normalised).
     if (threadIdx.x == 0) norms[c] = normalise ? 1.f : norm * norm;
-}
-
-// out row r = points row order[r]: one warp a row, lanes over dimensions (a mesocluster's
-// members next to each other before its own clustering).
-extern "C" __global__ void __launch_bounds__(256) ivf_kmeans_gather(
-    const float* __restrict__ points, const unsigned int* __restrict__ order, int n, int dim,
-    float* __restrict__ out)
-{
-    const int lane = threadIdx.x % 32;
-    const long long warps = (long long)gridDim.x * (blockDim.x / 32);
-    for (long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < n; r += warps) {
-        const float* src = points + (long long)order[r] * dim;
-        float* dst = out + r * dim;
-        for (int j = lane; j < dim; j += 32) dst[j] = src[j];
-    }
 }

@@ -114,7 +114,7 @@ pub fn build_on_gpu(
     // initial centres and the balancing read).
     let order = kmeans::training_rows(base.rows, params);
     let points =
-        engine.training_rows_on_device(&rows, base.dtype, dim, &order, metric == Metric::Cosine)?;
+        engine.gather_rows_f32(&rows, base.dtype, dim, &order, metric == Metric::Cosine)?;
     let centers = engine.train_balanced_on(
         &points.slice(0..train.len()),
         &train,

@@ -860,7 +860,7 @@ fn an_index_built_on_the_device_is_the_host_layout_of_its_assignment() {
         };
         // The training rows gathered on the device are the host's training set.
         let on_device = engine
-            .training_rows_on_device(
+            .gather_rows_f32(
                 &gpu_base.slice(0..base.bytes.len()),
                 dtype,
                 dim,

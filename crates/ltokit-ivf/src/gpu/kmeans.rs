@@ -1,5 +1,5 @@
-//! k-means on the device: the training points uploaded once (and each mesocluster's
-//! members gathered there, kernels/kmeans.cu), the assignment by the coarse
+//! k-means on the device: the training points uploaded once or gathered from a base on
+//! the device (as each mesocluster's members are, kernels/train_rows.cu), the assignment by the coarse
 //! kernel, the centre update by atomics (kernels/kmeans.cu), and cuVS's balancing step on
 //! the host (`kmeans::adjust_small_lists`; the labels come back only when a list is small
 //! enough to move).
@@ -26,16 +26,8 @@ const SUM_SIGNATURE: &[Param] = &[
     Param::BufferMut(Elem::U32, Extent::Any), // counts
 ];
 
-const GATHER_SIGNATURE: &[Param] = &[
-    Param::Ptr,                               // points: f32 values, in any buffer
-    Param::Buffer(Elem::U32, Extent::Any),    // order
-    Param::I32,                               // rows to gather
-    Param::I32,                               // dim
-    Param::BufferMut(Elem::F32, Extent::Any), // gathered rows
-];
-
 const TRAIN_ROWS_SIGNATURE: &[Param] = &[
-    Param::Buffer(Elem::U8, Extent::Any),     // base, as stored
+    Param::Ptr,                               // rows, as stored (any buffer)
     Param::Buffer(Elem::U32, Extent::Any),    // order
     Param::I32,                               // rows to gather
     Param::I32,                               // dim
@@ -43,8 +35,7 @@ const TRAIN_ROWS_SIGNATURE: &[Param] = &[
     Param::BufferMut(Elem::F32, Extent::Any), // training rows
 ];
 
-/// The kernel that gathers k-means' training rows from a base on the device
-/// ([`IvfGpu::training_rows_on_device`]).
+/// The kernel that gathers rows of a type as f32 on the device ([`IvfGpu::gather_rows_f32`]).
 pub(crate) fn train_rows_kernel(dtype: DType) -> KernelSpec {
     KernelSpec {
         plan: format!("train_rows_{}", dtype.name()),
@@ -153,7 +144,7 @@ impl IvfGpu {
         let fine = proportional_split(k, &sizes);
         let meso_done = started.elapsed();
         let order: Vec<u32> = members.iter().flatten().map(|&i| i as u32).collect();
-        let grouped = self.gather_rows(points, &order, dim)?;
+        let grouped = self.gather_rows_f32(points, DType::F32, dim, &order, false)?;
         let mut rng = Rng::new(params.seed ^ 0xBA1A);
         let mut centers = Vec::with_capacity(k * dim);
         let mut first = 0;
@@ -208,20 +199,21 @@ impl IvfGpu {
         self.refine_kmeans(points, rows, centers, params.iters, spherical, &mut rng)
     }
 
-    /// k-means' training rows from a base already on the device (`base`: rows of `dim`
-    /// values of `dtype`, as stored): rows `order[0]`, `order[1]`, … as f32, scaled to
-    /// unit length when `normalise` (cosine) — what [`crate::kmeans::training_set`] makes
-    /// on the host, without sending it up.
-    pub fn training_rows_on_device(
+    /// Rows `order[0]`, `order[1]`, … of `rows` (on the device: rows of `dim` values of
+    /// `dtype`, as stored, in a buffer of any element type) gathered as f32 into a new
+    /// device buffer, each scaled to unit length when `normalise` — k-means' training rows
+    /// from a base already on the device (what [`crate::kmeans::training_set`] makes on
+    /// the host, without sending it up), or a mesocluster's members next to each other.
+    pub fn gather_rows_f32<T: DeviceElem>(
         &self,
-        base: &CudaView<'_, u8>,
+        rows: &CudaView<'_, T>,
         dtype: DType,
         dim: usize,
         order: &[u32],
         normalise: bool,
     ) -> Result<CudaSlice<f32>> {
         let gpu = &self.gpu;
-        let n_rows = base.len() / (dim * dtype.size()).max(1);
+        let n_rows = rows.len() * std::mem::size_of::<T>() / (dim * dtype.size()).max(1);
         if let Some(&bad) = order.iter().find(|&&i| i as usize >= n_rows) {
             return Err(Error::InvalidArgument(format!(
                 "training row {bad} of a base of {n_rows} rows"
@@ -238,49 +230,15 @@ impl IvfGpu {
             .kernel(&spec.plan, spec.signature, spec.shared)?;
         let (n_i, dim_i, norm_i) = (order.len() as i32, dim as i32, i32::from(normalise));
         let launch = Launch::on(gpu.stream(), &kernel, warp_per_row(order.len()))
-            .view(base)
+            .view(rows)
             .buffer(&order_dev)
             .scalar(&n_i)
             .scalar(&dim_i)
             .scalar(&norm_i)
             .buffer_mut(&mut out);
-        // SAFETY: row r of `out` (order.len() rows of dim f32) gets the dim values of base
-        // row order[r], each checked above to be below the base's row count; the plan
-        // reads values of `dtype`, the base's type.
-        unsafe { launch.run() }?;
-        Ok(out)
-    }
-
-    /// Rows `order[0]`, `order[1]`, … of the `dim`-wide f32 rows of `points` (an f32
-    /// buffer, or the bytes of one), gathered into a new device buffer.
-    pub(crate) fn gather_rows<T: DeviceElem>(
-        &self,
-        points: &CudaView<'_, T>,
-        order: &[u32],
-        dim: usize,
-    ) -> Result<CudaSlice<f32>> {
-        let gpu = &self.gpu;
-        let n_rows = points.len() * std::mem::size_of::<T>() / (dim * 4).max(1);
-        if let Some(&bad) = order.iter().find(|&&i| i as usize >= n_rows) {
-            return Err(Error::InvalidArgument(format!(
-                "row {bad} to gather from {n_rows} rows"
-            )));
-        }
-        let mut out = gpu.alloc::<f32>((order.len() * dim).max(1))?;
-        if order.is_empty() {
-            return Ok(out);
-        }
-        let order_dev = gpu.upload(order)?;
-        let gather = self.kernels.kernel("kmeans_gather", GATHER_SIGNATURE, 0)?;
-        let (n_i, dim_i) = (order.len() as i32, dim as i32);
-        let launch = Launch::on(gpu.stream(), &gather, warp_per_row(order.len()))
-            .view(points)
-            .buffer(&order_dev)
-            .scalar(&n_i)
-            .scalar(&dim_i)
-            .buffer_mut(&mut out);
-        // SAFETY: row r of `out` (order.len() rows of dim) gets row order[r] of `points`,
-        // each checked above to be below its row count.
+        // SAFETY: row r of `out` (order.len() rows of dim f32) gets the dim values of row
+        // order[r] of `rows`, each checked above to be below its row count in `dtype`,
+        // the type the plan reads.
         unsafe { launch.run() }?;
         Ok(out)
     }
