@@ -5,11 +5,13 @@ use std::path::{Path, PathBuf};
 
 use ltokit::Error;
 
+#[path = "../../ltokit/tests/support/scratch.rs"]
+mod scratch;
+use scratch::scratch_dir;
+
+/// A new, empty folder, removed when the test ends.
 fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ltokit-build-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    scratch_dir(&format!("ltokit-build-{tag}-"))
 }
 
 /// A copy of the demo kernels and spec in `dir`; returns the spec's path.

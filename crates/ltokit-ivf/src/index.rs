@@ -569,6 +569,7 @@ mod tests {
         index.save(&path).unwrap();
         assert_eq!(IvfIndex::load(&path).unwrap(), index);
         let good = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
         for cut in [0, 10, 56, good.len() / 2, good.len() - 1] {
             assert!(IvfIndex::from_bytes("cut", &good[..cut]).is_err());
         }

@@ -12,6 +12,10 @@ use ltokit::plan::{Plan, PlanInput};
 use ltokit::version::Version;
 use ltokit::{Error, Result};
 
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::scratch_dir;
+
 /// Holds one plan's link until the test releases it, and says when it started.
 struct Gate {
     plan: String,
@@ -58,14 +62,10 @@ fn plan(name: &str) -> Plan {
     Plan::new(name, "k", "sm_90".parse().unwrap(), vec![], vec![input])
 }
 
+/// A path for a cache folder that does not exist yet, inside a temporary folder removed
+/// when the test ends.
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "ltokit-cache-{tag}-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    scratch_dir(&format!("ltokit-cache-{tag}-")).join("cache")
 }
 
 fn cache_with(dir: Option<&Path>, linker: Arc<FakeLinker>) -> KernelCache<CubinLoader> {

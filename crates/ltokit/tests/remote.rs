@@ -16,6 +16,10 @@ use ltokit::version::Version;
 use ltokit::Result;
 use ltokit_demo::redis_server::RedisServer;
 
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::scratch_dir;
+
 /// Links into a fake cubin derived from the plan; counts links; takes `delay`.
 struct CountingLinker {
     links: AtomicUsize,
@@ -49,11 +53,9 @@ fn plan(name: &str) -> Plan {
     Plan::new(name, "k", "sm_90".parse().unwrap(), vec![], vec![input])
 }
 
+/// A new, empty folder, removed when the test ends.
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ltokit-remote-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    scratch_dir(&format!("ltokit-remote-{tag}-"))
 }
 
 fn key_file(dir: &Path, name: &str, byte: u8) -> PathBuf {

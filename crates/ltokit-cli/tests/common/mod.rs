@@ -3,12 +3,17 @@
 //! Every `ltokit` these tests start runs isolated: `HOME` and `XDG_{CACHE,DATA,CONFIG}_HOME`
 //! point into a folder of the test's own (named after the test), and no `LTOKIT_*`
 //! setting is inherited but `LTOKIT_CUDA_LIB_DIR`, so no test reads or writes the user's
-//! cache or providers. Scratch folders live under one per-process temporary folder.
+//! cache or providers. Scratch folders live in the test's own temporary folder, removed when
+//! the test ends.
 
 #![allow(dead_code)] // each test file uses a different subset
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+
+#[path = "../../../ltokit/tests/support/scratch.rs"]
+mod scratch;
+use scratch::scratch_dir;
 
 /// The variables a test must not inherit (it sets what it needs explicitly).
 const CLEARED: &[&str] = &[
@@ -32,19 +37,21 @@ pub fn repo() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
-/// This test's own folder (`<tmp>/ltokit-test-<pid>/<test name>`), created.
+/// This test's own folder (`<tmp>/ltokit-test-<test name>…`), created on first use and
+/// removed with everything in it when the test ends.
 fn test_root() -> PathBuf {
-    let name: String = std::thread::current()
-        .name()
-        .unwrap_or("main")
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    let dir = std::env::temp_dir()
-        .join(format!("ltokit-test-{}", std::process::id()))
-        .join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    thread_local! {
+        static ROOT: PathBuf = {
+            let name: String = std::thread::current()
+                .name()
+                .unwrap_or("main")
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            scratch_dir(&format!("ltokit-test-{name}-"))
+        };
+    }
+    ROOT.with(PathBuf::clone)
 }
 
 /// A fresh, empty scratch folder `tag` inside this test's folder.
