@@ -19,11 +19,12 @@ use crate::metric::Metric;
 pub struct BuildTimes {
     /// The base's upload ([`build_on_gpu`] only; [`build`] counts it in `assignment`).
     pub upload: f64,
-    /// The strided training subsample, as f32 (normalised for cosine), on the host.
+    /// The strided training subsample, as f32 (normalised for cosine), on the host
+    /// ([`build_on_gpu`]: beside the upload).
     pub training_set: f64,
     /// Balanced hierarchical k-means on the device.
     pub kmeans: f64,
-    /// Every vector to its nearest centre, on the device (upload included).
+    /// Every vector to its nearest centre, on the device ([`build`]: its upload included).
     pub assignment: f64,
     /// The interleaved lists (on the host, or on the device for [`build_on_gpu`]).
     pub layout: f64,
@@ -106,7 +107,15 @@ pub fn build_on_gpu(
     let (train, took) =
         training.map_err(|_| ltokit::Error::Driver("the training-set thread panicked".into()))?;
     times.training_set = took.as_secs_f64();
-    let uploaded = uploaded?;
+    // The base and its lists are on the device together for a moment: about twice the
+    // base's bytes.
+    let uploaded = uploaded.map_err(|e| {
+        ltokit::Error::Driver(format!(
+            "{e}; a device build holds the base ({} bytes) and its lists on the GPU at once: \
+             build a smaller base, or lay the lists out on the host with build::build",
+            base.bytes.len()
+        ))
+    })?;
     let rows = uploaded.slice(0..base.bytes.len());
     let t = Instant::now();
     let spherical = matches!(metric, Metric::Ip | Metric::Cosine);

@@ -251,18 +251,19 @@ impl Gpu {
         &self.stream
     }
 
-    /// Copies host data to a new device buffer.
+    /// Copies host data to a new device buffer (an error, out of memory among them, names
+    /// the bytes).
     pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
         self.stream
             .clone_htod(host)
-            .map_err(|e| driver_error("upload", e))
+            .map_err(|e| driver_error(&sized("uploading", host.len(), size_of::<T>()), e))
     }
 
     /// A zeroed device buffer of `len` elements.
     pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
         self.stream
             .alloc_zeros(len)
-            .map_err(|e| driver_error("allocation", e))
+            .map_err(|e| driver_error(&sized("allocating", len, size_of::<T>()), e))
     }
 
     /// A device buffer of `len` elements whose contents are not initialised: for buffers a
@@ -271,15 +272,8 @@ impl Gpu {
         // SAFETY: every bit pattern is a valid value of a DeviceElem type (plain integers
         // and floats), so reading the buffer before it is written is never undefined
         // behaviour, only unspecified values.
-        unsafe { self.stream.alloc::<T>(len) }.map_err(|e| {
-            driver_error(
-                &format!(
-                    "allocating {len} elements ({} bytes)",
-                    len.saturating_mul(std::mem::size_of::<T>())
-                ),
-                e,
-            )
-        })
+        unsafe { self.stream.alloc::<T>(len) }
+            .map_err(|e| driver_error(&sized("allocating", len, size_of::<T>()), e))
     }
 
     /// Sets every element of a device buffer to zero (enqueued on the stream).
@@ -673,4 +667,10 @@ impl<'a> Launch<'a> {
             .map(|_| ())
             .map_err(|e| driver_error(&format!("launch of {}", self.kernel.name), e))
     }
+}
+
+/// What a device transfer or allocation of `len` elements of `size` bytes was doing, for
+/// its error (an out-of-memory error then names what did not fit).
+fn sized(what: &str, len: usize, size: usize) -> String {
+    format!("{what} {len} elements ({} bytes)", len.saturating_mul(size))
 }
