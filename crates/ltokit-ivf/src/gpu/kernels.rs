@@ -1,7 +1,9 @@
 //! The engine's kernels: each plan linked (or fetched from the kernel cache) and loaded
 //! once per engine; the plans a search needs are loaded in parallel, and plans a search
 //! can do without for now (the list-major scan, whose kernel links in about a second)
-//! are loaded on a background thread while the search runs another way.
+//! are loaded on a background thread while the search runs another way; the kernels a
+//! first search most likely needs are queued in order for a few background threads from
+//! the start of a build or an upload.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;

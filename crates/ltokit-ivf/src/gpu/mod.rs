@@ -11,7 +11,7 @@
 //! | [`list_major`] | the list-major scan: pairs grouped by list, each list read once per tile of its queries; the choice of scan |
 //! | [`search`] | an index on the device: the device-resident search and the host API over it |
 //! | `workspace` | device buffers reused across calls |
-//! | `kernels` | plans loaded once per engine, in parallel or on a background thread |
+//! | `kernels` | plans loaded once per engine: in parallel, on a background thread, or queued in order for a few background threads |
 //!
 //! Kernels are ltokit plans of the embedded bundle (`kernels/`), linked for the GPU
 //! present or served from the kernel cache, resolved once per engine.
@@ -213,8 +213,8 @@ impl IvfGpu {
         self.kernels.prepare_in_background(specs)
     }
 
-    /// Starts loading the kernels of `specs` on a background thread, one at a time in
-    /// the order given; returns at once.
+    /// Queues the kernels of `specs` for loading in the background in the order given,
+    /// after those queued before (a few threads work through the queue); returns at once.
     pub(crate) fn prepare_in_background_in_order(&self, specs: &[KernelSpec]) {
         self.kernels.prepare_in_background_in_order(specs)
     }

@@ -46,8 +46,8 @@ pub struct GpuIndex {
 
 impl GpuIndex {
     /// Uploads an index. The kernels a first search most likely needs (k ≤ 16, a batch of
-    /// thousands, up to 64 probes) start linking on a background thread at once, one
-    /// after another, so that they are ready by the time the upload is done and the first
+    /// thousands, up to 64 probes) are queued at once for linking in the background, in
+    /// that order, so that they are ready by the time the upload is done and the first
     /// search comes — a search needing one of them while it links waits for that link
     /// instead of starting its own.
     pub fn upload(engine: &IvfGpu, index: &IvfIndex) -> Result<Self> {
@@ -479,8 +479,8 @@ fn too_short() -> Error {
 }
 
 impl IvfGpu {
-    /// Starts linking, on a background thread and one at a time, the kernels the first
-    /// search of an index of `dtype` × `dim` over `n_lists` lists most likely needs
+    /// Queues for linking in the background, in order, the kernels the first search of an
+    /// index of `dtype` × `dim` over `n_lists` lists most likely needs
     /// ([`likely_first_kernels`]); returns at once. An index build calls it before its
     /// k-means, so that those links overlap the build.
     pub fn prepare_first_search_in_background(
