@@ -1,0 +1,276 @@
+//! The list-major scan: the batch's (query, probe) pairs grouped by the list they probe,
+//! then one block per tile of 16 to 64 pairs of one list, which reads the list once for
+//! all of them — a small matrix product per 64-row step (`kernels/lmtile.cu`) instead of
+//! one pass over the list per query. It writes the per-query scan's candidate layout (k
+//! per pair) and shares its merge. Worth it when many queries probe each list (large
+//! batches); [`ScanPath::Auto`] picks it from the batch shape.
+//!
+//! Here: the grouping and the scan's launches. `path`: which scan a search runs (the
+//! thresholds `Auto` uses). `tile`: the tile's arithmetic, its queries per tile and the
+//! shared memory a block needs.
+
+use ltokit::launch::{
+    CudaSlice, CudaViewMut, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param,
+};
+use ltokit::{Error, Result};
+
+use super::merge::merge_kernel;
+use super::profile::Stage;
+use super::scan::{scan_signature, ScanBatch};
+use super::workspace::Buffer;
+use super::{capacity, DeviceLists, IvfGpu, KernelSpec};
+use crate::metric::{Filter, Metric};
+
+mod path;
+mod tile;
+
+pub(crate) use path::ScanPathCell;
+pub use path::{
+    min_pairs_per_list, ScanPath, MIN_PAIRS_PER_LIST_8BIT, MIN_PAIRS_PER_LIST_F16,
+    MIN_PAIRS_PER_LIST_F32, SHORT_LIST_FACTOR,
+};
+use tile::LM_THREADS;
+pub use tile::{max_queries_per_tile, preferred_queries_per_tile, shared_bytes, LmTile, TileArith};
+
+/// `ivf_lmscan`'s parameters (kernels/lmscan.cu).
+const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
+    [
+        Param::Ptr,                            // queries, in the lists' type
+        Param::I32,                            // dim
+        Param::I32,                            // veclen
+        Param::I32,                            // n_probes
+        Param::I32,                            // queries per tile
+        Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
+        Param::Buffer(Elem::I32, Extent::Any), // list_start
+        Param::Buffer(Elem::I32, Extent::Any), // tile_start
+        Param::I32,                            // n_lists
+    ],
+    [
+        Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds (zeroed)
+        Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
+        Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
+    ]
+);
+
+/// `ivf_group_count` and `ivf_group_fill`: probes, pair count, counts or cursors, and for
+/// the fill the pairs.
+const GROUP_COUNT_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::I64, Extent::Any),
+    Param::I32,
+    Param::BufferMut(Elem::I32, Extent::Any),
+];
+const GROUP_FILL_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::I64, Extent::Any),
+    Param::I32,
+    Param::BufferMut(Elem::I32, Extent::Any),
+    Param::BufferMut(Elem::I32, Extent::Any),
+];
+/// `ivf_group_offsets`: counts, n_lists, queries per tile, list_start, tile_start, cursors.
+const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::I32, Extent::Any),
+    Param::I32,
+    Param::I32,
+    Param::BufferMut(Elem::I32, Extent::Any),
+    Param::BufferMut(Elem::I32, Extent::Any),
+    Param::BufferMut(Elem::I32, Extent::Any),
+];
+
+/// The kernels of a list-major scan of `batch` = (queries, probes): lmscan, the three
+/// grouping kernels, merge. The scan is allowed the shared memory of its largest tile, up
+/// to the device's `shared_limit` (each launch uses what its tile needs).
+pub(crate) fn list_major_kernels(
+    lists: &DeviceLists,
+    tile: LmTile,
+    metric: Metric,
+    filter: &Filter,
+    k: usize,
+    batch: (usize, usize),
+    shared_limit: usize,
+) -> Result<[KernelSpec; 5]> {
+    let (nb, n_probes) = batch;
+    let cap = capacity(k)?;
+    Ok([
+        KernelSpec {
+            plan: format!(
+                "lmscan_c{cap}_{}_{}_{}",
+                tile.name(),
+                metric.name(),
+                filter.name()
+            ),
+            signature: LMSCAN_SIGNATURE,
+            shared: shared_bytes(tile, lists.dim, k, max_queries_per_tile(cap))?.min(shared_limit),
+        },
+        KernelSpec {
+            plan: "group_count".into(),
+            signature: GROUP_COUNT_SIGNATURE,
+            shared: 0,
+        },
+        KernelSpec {
+            plan: "group_offsets".into(),
+            signature: GROUP_OFFSETS_SIGNATURE,
+            shared: 0,
+        },
+        KernelSpec {
+            plan: "group_fill".into(),
+            signature: GROUP_FILL_SIGNATURE,
+            shared: 0,
+        },
+        merge_kernel(metric, k, nb, n_probes * k)?,
+    ])
+}
+
+/// Device buffers of the grouping, reused across calls.
+#[derive(Default)]
+pub(crate) struct PairGroups {
+    counts: Buffer<i32>,
+    list_start: Buffer<i32>,
+    tile_start: Buffer<i32>,
+    cursor: Buffer<i32>,
+    pairs: Buffer<i32>,
+    /// Per query of the batch: the best k-th score any of its pairs reached (lmscan.cu).
+    bound: Buffer<u32>,
+}
+
+/// Threads per block of the grouping's element-wise kernels.
+const GROUP_THREADS: usize = 256;
+
+impl IvfGpu {
+    /// The list-major scan of one batch and its merge: candidates into `cand` (at least
+    /// `nb × n_probes × k` each), each query's top `k` into `out` (at least `nb × k`).
+    pub(crate) fn list_major_batch<T: DeviceElem>(
+        &self,
+        b: &ScanBatch<'_, T>,
+        groups: &mut PairGroups,
+        cand: (&mut CudaSlice<f32>, &mut CudaSlice<i64>),
+        out: (&mut CudaViewMut<'_, f32>, &mut CudaViewMut<'_, i64>),
+    ) -> Result<()> {
+        let lists = b.lists;
+        let n_pairs = b.nb * b.n_probes;
+        b.check_buffers(cand.0.len().min(cand.1.len()), out.0.len().min(out.1.len()))?;
+        if n_pairs > i32::MAX as usize {
+            return Err(Error::InvalidArgument(format!(
+                "{n_pairs} (query, probe) pairs in one batch; the list-major scan takes at most {}",
+                i32::MAX
+            )));
+        }
+        let tile = self.list_major_tile_arithmetic(lists.dtype);
+        let qt = self
+            .list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
+            .map_err(Error::InvalidArgument)?;
+        let [scan, count, offsets, fill, _] = list_major_kernels(
+            lists,
+            tile,
+            b.metric,
+            b.filter,
+            b.k,
+            (b.nb, b.n_probes),
+            self.shared_limit()?,
+        )?;
+        let scan_smem = shared_bytes(tile, lists.dim, b.k, qt)?;
+        let scan_k = self
+            .kernels
+            .kernel(&scan.plan, scan.signature, scan.shared)?;
+        let count_k = self.kernels.kernel(&count.plan, count.signature, 0)?;
+        let offsets_k = self.kernels.kernel(&offsets.plan, offsets.signature, 0)?;
+        let fill_k = self.kernels.kernel(&fill.plan, fill.signature, 0)?;
+        let gpu = &self.gpu;
+        let stream = gpu.stream();
+        let n_lists = lists.n_lists;
+        let counts = groups.counts.at_least(gpu, n_lists)?;
+        let list_start = groups.list_start.at_least(gpu, n_lists + 1)?;
+        let tile_start = groups.tile_start.at_least(gpu, n_lists + 1)?;
+        let cursor = groups.cursor.at_least(gpu, n_lists)?;
+        let pairs = groups.pairs.at_least(gpu, n_pairs)?;
+        let bound = groups.bound.at_least(gpu, b.nb)?;
+        let (n_pairs_i, n_lists_i, qt_i) = (n_pairs as i32, n_lists as i32, qt as i32);
+        let elementwise = LaunchConfig {
+            grid_dim: (n_pairs.div_ceil(GROUP_THREADS).clamp(1, 4096) as u32, 1, 1),
+            block_dim: (GROUP_THREADS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+
+        gpu.clear(counts)?;
+        gpu.clear(bound)?;
+        let launch = Launch::on(stream, &count_k, elementwise)
+            .view(&b.probes)
+            .scalar(&n_pairs_i)
+            .buffer_mut(counts);
+        // SAFETY: reads n_pairs probes (ScanBatch::check_buffers), each a list number below
+        // n_lists (from the coarse search or range-checked by the caller), and increments
+        // counts[list] within its n_lists entries.
+        unsafe { launch.run() }?;
+        let one_block = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let launch = Launch::on(stream, &offsets_k, one_block)
+            .buffer(counts)
+            .scalar(&n_lists_i)
+            .scalar(&qt_i)
+            .buffer_mut(list_start)
+            .buffer_mut(tile_start)
+            .buffer_mut(cursor);
+        // SAFETY: reads n_lists counts, writes n_lists + 1 list and tile starts and n_lists
+        // cursors, the lengths allocated above.
+        unsafe { launch.run() }?;
+        let launch = Launch::on(stream, &fill_k, elementwise)
+            .view(&b.probes)
+            .scalar(&n_pairs_i)
+            .buffer_mut(cursor)
+            .buffer_mut(pairs);
+        // SAFETY: each pair takes one slot of its list's range of `pairs` (the counts sum
+        // to n_pairs, the length allocated above).
+        unsafe { launch.run() }?;
+        self.profiler.lap(gpu, Stage::Group)?;
+
+        // Tiles: at most one partial tile per probed list besides the full ones.
+        let tiles = n_lists.min(n_pairs) + n_pairs / qt;
+        let (dim_i, veclen_i, probes_i, elem, base, k_i) = (
+            lists.dim as i32,
+            lists.veclen as i32,
+            b.n_probes as i32,
+            lists.dtype.size() as i32,
+            b.query_base as i32,
+            b.k as i32,
+        );
+        let cfg = LaunchConfig {
+            grid_dim: (tiles as u32, 1, 1),
+            block_dim: (LM_THREADS, 1, 1),
+            shared_mem_bytes: scan_smem as u32,
+        };
+        let (cand_d, cand_i) = cand;
+        let launch = Launch::on(stream, &scan_k, cfg)
+            .view(&b.queries)
+            .scalar(&dim_i)
+            .scalar(&veclen_i)
+            .scalar(&probes_i)
+            .scalar(&qt_i)
+            .buffer(pairs)
+            .buffer(list_start)
+            .buffer(tile_start)
+            .scalar(&n_lists_i);
+        let launch = b
+            .list_and_filter_args(launch, &elem, &base, &k_i)
+            .buffer_mut(bound)
+            .buffer_mut(&mut *cand_d)
+            .buffer_mut(&mut *cand_i);
+        // SAFETY: blocks past tile_start[n_lists] return at once; a tile reads its pairs
+        // within list_start's ranges (built above from the same probes), their queries
+        // (pair / n_probes < nb, checked by check_buffers), its list's whole 32-row groups
+        // (lists are padded to 32 rows), the filter within its words, and writes k
+        // candidates at pair × k < nb × n_probes × k, within cand (checked), and the bounds
+        // of its queries (< nb, the length allocated above).
+        unsafe { launch.run() }?;
+        self.profiler.lap(gpu, Stage::Scan)?;
+        self.merge(
+            b.metric,
+            b.nb,
+            b.n_probes * b.k,
+            b.k,
+            (&*cand_d, &*cand_i),
+            out,
+        )?;
+        self.profiler.lap(gpu, Stage::Merge)
+    }
+}

@@ -1,0 +1,309 @@
+//! The list-major tile: which arithmetic it links ([`LmTile`], [`TileArith`]), how many
+//! queries it holds, and the shared memory a block of it needs.
+
+use ltokit::{Error, Result};
+
+use crate::data::DType;
+use crate::gpu::{capacity, IvfGpu};
+
+/// The tile arithmetic a list-major scan links (fragment `lmtile_<name>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LmTile {
+    /// mma.sync on the tensor cores (sm_80 and newer), the products kept in registers and
+    /// scored by the warp that made them: f32 as 3xTF32 (each operand split into a TF32
+    /// part and the TF32 part of the rest, three products summed in f32: a relative error
+    /// of about 2⁻²¹ of Σ|q·x|, the order of f32's own rounding over the sum), f16 with
+    /// f32 accumulation, 8-bit exact (kernels/lmtile.cu).
+    Mma(DType),
+    /// f32 products on CUDA cores (FMA), register-tiled.
+    F32Fma,
+    /// f16 or 8-bit products on tensor cores through WMMA (sm_75 on), stored to shared
+    /// memory and scored in a second pass; exact for 8-bit types.
+    Wmma(DType),
+}
+
+/// Which tiles list-major scans use ([`IvfGpu::set_tile_arith`]).
+///
+/// Measured on the H200 (lowdim 1M × 128 f32, 1,024 lists, k 10, list-major forced each
+/// way in one run, `docs/gpu-runs/2026-11-30-f32-tile/final/`): the 3xTF32 tile is faster
+/// than FMA on every row — 1.09–1.18× at batch 10,000 (2–100 probes, 64-query tiles from
+/// 5 probes) and 1.14–1.43× at batch 1,000 (tiles of 16–64) — hence the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TileArith {
+    /// [`LmTile::Mma`] where the GPU has mma.sync's forms (sm_80 on), else the portable
+    /// tiles.
+    #[default]
+    Mma,
+    /// The tiles every supported GPU runs: CUDA-core FMA for f32, WMMA for f16 and 8-bit
+    /// (to compare, or for f32 products summed in one fixed order).
+    Portable,
+}
+
+impl TileArith {
+    /// Both choices.
+    pub const ALL: [TileArith; 2] = [TileArith::Mma, TileArith::Portable];
+
+    /// `mma` or `portable`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TileArith::Mma => "mma",
+            TileArith::Portable => "portable",
+        }
+    }
+
+    /// The choice named `name` (see [`TileArith::name`]).
+    pub fn parse(name: &str) -> Result<TileArith> {
+        TileArith::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "unknown list-major tile arithmetic {name:?}; use mma or portable"
+                ))
+            })
+    }
+}
+
+impl LmTile {
+    /// The tile for lists of `dtype` on a GPU of compute capability major `cc_major`
+    /// with the choice `arith`.
+    pub fn choose(dtype: DType, cc_major: u32, arith: TileArith) -> LmTile {
+        match dtype {
+            _ if arith == TileArith::Mma && cc_major >= 8 => LmTile::Mma(dtype),
+            DType::F32 => LmTile::F32Fma,
+            other => LmTile::Wmma(other),
+        }
+    }
+
+    /// The type of the lists the tile scans.
+    pub fn dtype(self) -> DType {
+        match self {
+            LmTile::F32Fma => DType::F32,
+            LmTile::Wmma(dtype) | LmTile::Mma(dtype) => dtype,
+        }
+    }
+
+    /// The name in its fragment and plans (`f32`, `f16`, `i8`, `u8` for the portable
+    /// tiles, `f32tc`, `f16tc`, `i8tc`, `u8tc` for mma.sync).
+    pub fn name(self) -> &'static str {
+        match self {
+            LmTile::F32Fma => "f32",
+            LmTile::Wmma(dtype) => dtype.name(),
+            LmTile::Mma(DType::F32) => "f32tc",
+            LmTile::Mma(DType::F16) => "f16tc",
+            LmTile::Mma(DType::I8) => "i8tc",
+            LmTile::Mma(DType::U8) => "u8tc",
+        }
+    }
+}
+
+/// Threads per list-major block (`LM_THREADS` in ivf_abi.cuh).
+pub(super) const LM_THREADS: u32 = 256;
+
+/// The most queries a tile may hold for top-k capacity `cap`: a tile's per-query top-k
+/// lists share the block's shared memory with its rows and queries.
+pub fn max_queries_per_tile(cap: usize) -> usize {
+    if cap <= 64 {
+        64
+    } else if cap <= 256 {
+        32
+    } else {
+        16
+    }
+}
+
+/// Queries per tile for a batch of `n_pairs` (query, probe) pairs over `n_lists` lists:
+/// enough to share each list's reads among many queries, few enough that the last,
+/// partial tile of a list does not multiply mostly empty slots (16 slots when lists get
+/// fewer than 16 pairs on average, 32 below 40, else 64); at most
+/// [`max_queries_per_tile`].
+pub fn preferred_queries_per_tile(cap: usize, n_pairs: usize, n_lists: usize) -> usize {
+    let per_list = n_pairs as f64 / n_lists.min(n_pairs).max(1) as f64;
+    let by_shape = if per_list < 16.0 {
+        16
+    } else if per_list < 40.0 {
+        32
+    } else {
+        64
+    };
+    by_shape.min(max_queries_per_tile(cap))
+}
+
+/// Shared memory of the tile fragment (`LmWork` in lmtile.cu): the tensor-core tiles
+/// stage the queries and the step's 64 rows in their own type, one per row of `ld` = the
+/// dimension rounded up to the k step (16 values; 32 for 8-bit mma.sync) plus 16 bytes,
+/// the WMMA tiles with the step's dot products before them (qt × 68 of 4 bytes); the FMA
+/// f32 tile dimension-major, with 4 pad slots per query row; then the norms.
+fn work_bytes(tile: LmTile, dim: usize, qt: usize) -> usize {
+    let row_major = |size: usize, k_step: usize| {
+        let ld = dim.next_multiple_of(k_step) + 16 / size;
+        size * (qt + 64) * ld + 4 * (8 * 64 + 64 + qt)
+    };
+    match tile {
+        LmTile::F32Fma => 4 * (dim * (qt + 4) + dim * 64 + 8 * 64 + qt),
+        LmTile::Mma(dtype) if dtype.size() == 1 => row_major(1, 32),
+        LmTile::Mma(dtype) => row_major(dtype.size(), 16),
+        LmTile::Wmma(dtype) => 4 * qt * 68 + row_major(dtype.size(), 16),
+    }
+}
+
+/// Dynamic shared memory of one list-major block of `qt` queries (the layout in
+/// lmscan.cu: top-k lists, a step's kept candidates (a score and a row byte for each of
+/// 64 rows a query), thresholds, bounds, counts and slots, then the 128-byte aligned work
+/// area).
+pub fn shared_bytes(tile: LmTile, dim: usize, k: usize, qt: usize) -> Result<usize> {
+    let cap = capacity(k)?;
+    // Top-k lists; candidate scores and rows; thr, qbound, counts, qidx, pair, busy; the
+    // busy counters; the busy flags.
+    let fixed = qt * cap * 8 + qt * 64 * (4 + 1) + qt * 4 * 6 + 16 + qt;
+    Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt))
+}
+
+impl IvfGpu {
+    /// The tile arithmetic list-major scans of `dtype` lists use on this device (see
+    /// [`TileArith`] and [`IvfGpu::set_tile_arith`]).
+    pub fn list_major_tile_arithmetic(&self, dtype: DType) -> LmTile {
+        LmTile::choose(
+            dtype,
+            self.gpu.compute_capability().major,
+            self.tile_arith(),
+        )
+    }
+
+    /// Which tiles list-major scans use: mma.sync on the tensor cores by default (sm_80
+    /// on), the portable tiles (FMA for f32, WMMA for f16 and 8-bit) to compare.
+    pub fn set_tile_arith(&self, arith: TileArith) {
+        *self.tile_arith.lock() = arith;
+    }
+
+    /// The tile choice in force ([`IvfGpu::set_tile_arith`]).
+    pub fn tile_arith(&self) -> TileArith {
+        *self.tile_arith.lock()
+    }
+
+    /// The queries per tile a list-major scan of this shape runs with on this device
+    /// (the preferred number, lowered until the block fits the shared memory), or why it
+    /// cannot run.
+    pub fn list_major_tile(
+        &self,
+        dtype: DType,
+        dim: usize,
+        k: usize,
+        n_pairs: usize,
+        n_lists: usize,
+    ) -> Result<std::result::Result<usize, String>> {
+        let cap = capacity(k)?;
+        let limit = self.shared_limit()?;
+        let tile = self.list_major_tile_arithmetic(dtype);
+        let mut qt = preferred_queries_per_tile(cap, n_pairs, n_lists);
+        loop {
+            let need = shared_bytes(tile, dim, k, qt)?;
+            if need <= limit {
+                return Ok(Ok(qt));
+            }
+            if qt == 16 {
+                return Ok(Err(format!(
+                    "the list-major scan of {} × {dim} for k = {k} needs {need} bytes of shared \
+                     memory per block, this GPU allows {limit}; use the per-query scan or a smaller k",
+                    dtype.name()
+                )));
+            }
+            qt /= 2;
+        }
+    }
+
+    /// The device's dynamic shared memory limit per block (read once).
+    pub(crate) fn shared_limit(&self) -> Result<usize> {
+        let mut cached = self.shared_limit.lock();
+        if let Some(v) = *cached {
+            return Ok(v);
+        }
+        let v = self.gpu.max_shared_per_block()?;
+        *cached = Some(v);
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_grow_with_the_pairs_per_list_and_shrink_with_the_capacity() {
+        // 10,000 queries × 20 probes over 1,024 lists: ~195 pairs a list.
+        assert_eq!(preferred_queries_per_tile(16, 200_000, 1024), 64);
+        // 1,000 × 20 over 1,024: ~20 a list; 1,000 × 5: ~5.
+        assert_eq!(preferred_queries_per_tile(16, 20_000, 1024), 32);
+        assert_eq!(preferred_queries_per_tile(16, 5_000, 1024), 16);
+        // Few pairs: only the lists they probe count.
+        assert_eq!(preferred_queries_per_tile(16, 100, 100_000), 16);
+        // Large k leaves room for fewer queries per tile.
+        assert_eq!(preferred_queries_per_tile(128, 200_000, 1024), 32);
+        assert_eq!(preferred_queries_per_tile(1024, 200_000, 1024), 16);
+        assert_eq!(max_queries_per_tile(1), 64);
+        assert_eq!(max_queries_per_tile(512), 16);
+    }
+
+    #[test]
+    fn tiles_follow_the_choice_and_the_gpu() {
+        use LmTile::*;
+        // mma.sync by default, never before sm_80.
+        assert_eq!(TileArith::default(), TileArith::Mma);
+        for dtype in [DType::F32, DType::F16, DType::I8, DType::U8] {
+            assert_eq!(LmTile::choose(dtype, 9, TileArith::Mma), Mma(dtype));
+            assert_eq!(LmTile::choose(dtype, 8, TileArith::Mma), Mma(dtype));
+            assert_eq!(
+                LmTile::choose(dtype, 8, TileArith::Mma).name(),
+                format!("{}tc", dtype.name())
+            );
+        }
+        assert_eq!(LmTile::choose(DType::F32, 7, TileArith::Mma), F32Fma);
+        assert_eq!(LmTile::choose(DType::F32, 9, TileArith::Portable), F32Fma);
+        assert_eq!(
+            LmTile::choose(DType::U8, 7, TileArith::Mma),
+            Wmma(DType::U8)
+        );
+        assert_eq!(
+            LmTile::choose(DType::F16, 9, TileArith::Portable).name(),
+            "f16"
+        );
+        for t in TileArith::ALL {
+            assert_eq!(TileArith::parse(t.name()).unwrap(), t);
+        }
+        let err = TileArith::parse("tf32").unwrap_err().to_string();
+        assert!(err.contains("mma or portable"), "{err}");
+    }
+
+    #[test]
+    fn shared_memory_counts_every_part_of_the_block() {
+        // f32 × 128, k 10, 64 queries: the top-k lists (64 × 16 × 8), kept candidates
+        // (64 × 64 × 5), thresholds and slots, the staged queries (128 × 68 × 4) and rows
+        // (128 × 64 × 4).
+        let f32_bytes = shared_bytes(LmTile::F32Fma, 128, 10, 64).unwrap();
+        let parts = 64 * 16 * 8 + 64 * 64 * 5 + 128 * 68 * 4 + 128 * 64 * 4;
+        assert!(
+            f32_bytes > parts && f32_bytes < parts + 8192,
+            "{f32_bytes} vs {parts}"
+        );
+        // 8-bit rows take a quarter of f32's room, f16 half (beside their dot products).
+        let u8_bytes = shared_bytes(LmTile::Wmma(DType::U8), 128, 10, 64).unwrap();
+        let f16_bytes = shared_bytes(LmTile::Wmma(DType::F16), 128, 10, 64).unwrap();
+        assert!(u8_bytes < f16_bytes && f16_bytes < f32_bytes);
+        // Fewer queries per tile and smaller k need less.
+        assert!(shared_bytes(LmTile::F32Fma, 128, 10, 16).unwrap() < f32_bytes);
+        assert!(shared_bytes(LmTile::F32Fma, 128, 1024, 16).unwrap() > 16 * 1024 * 8);
+        // The TF32 tile stores rows row-major (ld 132) without dot products: two blocks
+        // of 64 queries still fit an H200 SM (228 KiB) at 128 dimensions.
+        let tf32_bytes = shared_bytes(LmTile::Mma(DType::F32), 128, 10, 64).unwrap();
+        let tf32_parts = 64 * 16 * 8 + 64 * 64 * 5 + (64 + 64) * 132 * 4;
+        assert!(tf32_bytes > tf32_parts && tf32_bytes < tf32_parts + 8192);
+        assert!(2 * (tf32_bytes + 1024) <= 228 * 1024, "{tf32_bytes}");
+        // An image-sized 8-bit row fits an H200 block (227 KiB) with 64 queries; the mma
+        // tile pads 784 to 800 (its k step is 32 bytes) and needs no dot products.
+        let wmma_images = shared_bytes(LmTile::Wmma(DType::U8), 784, 10, 64).unwrap();
+        assert!(wmma_images < 227 * 1024);
+        let mma_images = shared_bytes(LmTile::Mma(DType::U8), 784, 10, 64).unwrap();
+        assert_eq!(wmma_images - mma_images, 64 * 68 * 4 - (64 + 64) * 16);
+        assert!(shared_bytes(LmTile::F32Fma, 128, 0, 64).is_err());
+    }
+}
