@@ -10,7 +10,7 @@ use ltokit::launch::{CudaSlice, CudaView, DeviceElem, Elem, Extent, Launch, Laun
 use ltokit::{Error, Result};
 
 use super::coarse::CoarseQueries;
-use super::{DeviceCenters, IvfGpu, KernelSpec};
+use super::{warp_per_row, DeviceCenters, IvfGpu, KernelSpec};
 use crate::data::{DType, Matrix, Rng};
 use crate::kmeans::{
     adjust_small_lists, initial_centers, KMeansParams, TrainRows, ADJUST_THRESHOLD,
@@ -117,12 +117,11 @@ impl IvfGpu {
                 train.len()
             )));
         }
+        let rows = TrainRows::all(train, dim);
         if k < 64 || n < 4 * k {
-            let rows = TrainRows::all(train, dim);
             return self.kmeans_on(points, rows, params, spherical);
         }
         let started = std::time::Instant::now();
-        let rows = TrainRows::all(train, dim);
         let n_meso = ((k as f64).sqrt().round() as usize).clamp(2, k);
         let meso = self.kmeans_on(
             points,
@@ -216,7 +215,7 @@ impl IvfGpu {
         let n_rows = rows.len() * std::mem::size_of::<T>() / (dim * dtype.size()).max(1);
         if let Some(&bad) = order.iter().find(|&&i| i as usize >= n_rows) {
             return Err(Error::InvalidArgument(format!(
-                "training row {bad} of a base of {n_rows} rows"
+                "row {bad} to gather from {n_rows} rows"
             )));
         }
         let mut out = gpu.alloc::<f32>((order.len() * dim).max(1))?;
@@ -337,24 +336,6 @@ impl IvfGpu {
         gpu.download(&dev.centers)
     }
 
-    /// The nearest centre of each f32 point by `metric`'s coarse score.
-    pub fn assign_f32(
-        &self,
-        points: &[f32],
-        centers: &[f32],
-        dim: usize,
-        metric: Metric,
-    ) -> Result<Vec<u32>> {
-        let rows = self.gpu.upload(points)?;
-        self.assign_uploaded(
-            &rows.slice(0..points.len()),
-            DType::F32,
-            dim,
-            centers,
-            metric,
-        )
-    }
-
     /// The nearest centre of every row of `base` (in its stored type), by `metric`'s
     /// coarse score: the final assignment of an index build. A NaN or infinite value is
     /// an error naming its row (found on the device).
@@ -387,16 +368,6 @@ impl IvfGpu {
         let n = rows.len() * std::mem::size_of::<T>() / (dim * dtype.size()).max(1);
         let labels = self.coarse_to_host(&dev, rows, dtype, n, 1)?;
         Ok(labels.iter().map(|&l| l.max(0) as u32).collect())
-    }
-}
-
-/// The launch of a kernel that gives each of `rows` rows a warp (kernels/kmeans.cu: blocks
-/// of 256 threads, at most 16 blocks for each of 132 SMs, the warps striding over the rest).
-fn warp_per_row(rows: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: ((rows * 32).div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
     }
 }
 

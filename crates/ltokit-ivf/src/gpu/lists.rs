@@ -1,10 +1,10 @@
 //! Lists on the device in the interleaved layout (see [`crate::index`]): uploaded from a
 //! host index, or laid out on the device from rows already there (kernels/layout.cu).
 
-use ltokit::launch::{CudaSlice, CudaView, Elem, Extent, Gpu, Launch, LaunchConfig, Param};
+use ltokit::launch::{CudaSlice, CudaView, Elem, Extent, Gpu, Launch, Param};
 use ltokit::{Error, Result};
 
-use super::{nonempty, IvfGpu, KernelSpec};
+use super::{nonempty, warp_per_row, IvfGpu, KernelSpec};
 use crate::data::{DType, Matrix};
 use crate::index::{veclen, IvfIndex, Placement};
 use crate::metric::Metric;
@@ -91,21 +91,13 @@ impl DeviceLists {
                 .kernel(&spec.plan, spec.signature, spec.shared)?;
             let (n_i, row_i, chunk_i) =
                 (n as i32, row_bytes as i32, (veclen * dtype.size()) as i32);
-            let launch = Launch::on(
-                gpu.stream(),
-                &scatter,
-                LaunchConfig {
-                    grid_dim: ((n * 32).div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                },
-            )
-            .view(rows)
-            .buffer(&slots)
-            .scalar(&n_i)
-            .scalar(&row_i)
-            .scalar(&chunk_i)
-            .buffer_mut(&mut data);
+            let launch = Launch::on(gpu.stream(), &scatter, warp_per_row(n))
+                .view(rows)
+                .buffer(&slots)
+                .scalar(&n_i)
+                .scalar(&row_i)
+                .scalar(&chunk_i)
+                .buffer_mut(&mut data);
             // SAFETY: reads n rows of row_bytes (rows.len() = n × row_bytes, checked above)
             // and n slots, each below padded_rows (Placement::of); writes one padded row of
             // row_bytes at each slot of data (padded_rows × row_bytes). row_bytes is a

@@ -33,7 +33,7 @@ use parking_lot::Mutex;
 
 use ltokit::bundle::Bundle;
 use ltokit::cache::{CacheConfig, KernelCache};
-use ltokit::launch::{CudaSlice, Gpu, ModuleLoader};
+use ltokit::launch::{CudaSlice, Gpu, LaunchConfig, ModuleLoader};
 use ltokit::{Error, Result, Target};
 
 use crate::data::DType;
@@ -249,6 +249,17 @@ impl IvfGpu {
             }
         };
         Ok((self.gpu.upload(&bits)?, words))
+    }
+}
+
+/// The launch of a kernel that gives each of `rows` rows a warp (kmeans.cu, train_rows.cu,
+/// layout.cu: blocks of 256 threads, at most 16 blocks for each of 132 SMs, the warps
+/// striding over the rest).
+fn warp_per_row(rows: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((rows * 32).div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
     }
 }
 

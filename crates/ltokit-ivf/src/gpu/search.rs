@@ -506,12 +506,9 @@ impl IvfGpu {
         metric: Metric,
         n_lists: usize,
     ) {
-        let mut specs = vec![train_rows_kernel(dtype), layout_kernel()];
-        match likely_first_kernels(dtype, dim, metric, n_lists) {
-            Ok(first) => specs.extend(first),
-            Err(e) => tracing::debug!("no kernels linked ahead of the first search: {e}"),
-        }
-        self.prepare_in_background_in_order(&specs);
+        // One queue: the first search's kernels follow these.
+        self.prepare_in_background_in_order(&[train_rows_kernel(dtype), layout_kernel()]);
+        self.prepare_first_search_in_background(dtype, dim, metric, n_lists);
     }
 }
 

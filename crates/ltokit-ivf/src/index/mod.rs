@@ -53,12 +53,7 @@ impl Placement {
     pub fn of(assignment: &[u32], n_lists: usize) -> Result<Self> {
         let mut list_size = vec![0i32; n_lists];
         for (row, &list) in assignment.iter().enumerate() {
-            let size = list_size.get_mut(list as usize).ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "vector {row} is assigned to list {list}, but there are {n_lists}"
-                ))
-            })?;
-            *size += 1;
+            list_size[checked_list(row, list, n_lists)?] += 1;
         }
         let mut list_offset = Vec::with_capacity(n_lists);
         let mut padded_rows = 0usize;
@@ -165,13 +160,7 @@ impl IvfIndex {
         check_ids(ids)?;
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_lists];
         for (row, &list) in assignment.iter().enumerate() {
-            let list = list as usize;
-            if list >= n_lists {
-                return Err(Error::InvalidArgument(format!(
-                    "vector {row} is assigned to list {list}, but there are {n_lists}"
-                )));
-            }
-            members[list].push(row);
+            members[checked_list(row, list, n_lists)?].push(row);
         }
         let rows_of: Vec<Vec<(&[u8], i64)>> = members
             .iter()
@@ -321,6 +310,17 @@ impl IvfIndex {
         );
         Ok(())
     }
+}
+
+/// The list row `row` is assigned to, or an error naming both when there is no such list.
+fn checked_list(row: usize, list: u32, n_lists: usize) -> Result<usize> {
+    let list = list as usize;
+    if list >= n_lists {
+        return Err(Error::InvalidArgument(format!(
+            "vector {row} is assigned to list {list}, but there are {n_lists}"
+        )));
+    }
+    Ok(list)
 }
 
 /// Source ids must be non-negative: -1 marks padding and "no result".
