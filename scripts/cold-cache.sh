@@ -12,7 +12,7 @@ cold_cache() {
   rm -rf "$dir"
   mkdir -p "$dir"
   gpu-run/bin/ltokit bundle inspect gpu-run/ivf.ltkb | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
-    | grep -E '^(kmeans_[a-z]+|layout_scatter|train_rows_[a-z0-9]+|coarse_scores_[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select_c1)$' \
+    | grep -E '^(kmeans_[a-z]+|layout_scatter|train_rows_[a-z0-9]+|coarse_scores_(mma_)?[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select_c1)$' \
     > "$dir/build-plans.txt" || return 1
   export CUDA_CACHE_PATH=$dir/nv
   gpu-run/bin/ltokit warmup --bundle gpu-run/ivf.ltkb --arch native \

@@ -19,6 +19,7 @@
 // that a single query uses many SMs: block (x, y) then writes its best n_probes of split y
 // — ids (−1 where it has fewer) and scores — at ((q · gridDim.y + y) · n_probes), and a
 // merge (ivf_merge with the identity report) picks each query's best n_probes of them.
+#include "coarse.cuh"
 #include "topk.cuh"
 #include "warpsort.cuh"
 
@@ -26,29 +27,6 @@
 #define IVF_COARSE_C 128
 #define IVF_COARSE_K 32
 #define IVF_COARSE_THREADS (32 * IVF_COARSE_Q)
-
-// The query value at position j of a batch stored in the plan's type, as f32: a device
-// fragment (coarse_query.cu, one per type), so that each plan holds one type's loads
-// instead of a switch over four in every unrolled load (a quarter of the code to link).
-extern "C" __device__ float ivf_coarse_query_value(const unsigned char* queries, long long j);
-
-// metric codes: 0 l2, 1 ip, 2 cosine.
-// A centre's score is affine in the dot product: alpha · dot + beta — squared L2 up to
-// the query's own norm (−2 · dot + ‖c‖²), −inner product, or −cosine up to the query's
-// norm (−dot / ‖c‖). One form for every metric keeps the epilogues free of per-metric
-// copies (they were most of the kernels' code, and of their link time).
-struct CoarseAffine { float alpha, beta; };
-__device__ __forceinline__ CoarseAffine coarse_affine(int metric, float cn) {
-    if (metric == 0) return {-2.f, cn};
-    if (metric == 1) return {-1.f, 0.f};
-    return {cn > 0.f ? -1.f / cn : 0.f, 0.f};
-}
-
-// Reports the first non-finite query a thread saw (`first`, a batch position, or INT_MAX
-// for none) with one atomic, instead of one per value checked.
-__device__ __forceinline__ void coarse_report_bad(int* bad_query, int query_base, int first) {
-    if (first != 0x7fffffff) atomicCAS(bad_query, 0, query_base + first + 1);
-}
 
 #define IVF_COARSE_PARAMS                                                                 \
     const unsigned char* __restrict__ queries, int nq, int dim, int metric,               \
@@ -77,11 +55,8 @@ __device__ __forceinline__ void ivf_coarse_body(IVF_COARSE_PARAMS)
     #pragma unroll 4  // a constant stride: the loads of several rounds in flight together
     for (int i = threadIdx.x; i < IVF_COARSE_Q * dim; i += IVF_COARSE_THREADS) {
         const int w = i / dim, j = i % dim;
-        float v = 0.f;
-        if (q0 + w < nq) {
-            v = ivf_coarse_query_value(queries, (long long)(q0 + w) * dim + j);
-            if (!isfinite(v)) bad = min(bad, q0 + w);
-        }
+        const float v = coarse_query_or_zero(queries, q0 + w < nq, (long long)(q0 + w) * dim + j);
+        if (!isfinite(v)) bad = min(bad, q0 + w);
         qs[i] = v;
     }
     coarse_report_bad(bad_query, query_base, bad);
@@ -197,19 +172,20 @@ extern "C" __global__ void __launch_bounds__(256) ivf_coarse_scores_kernel(
     for (int k0 = 0; k0 < dim; k0 += IVF_GEMM_K) {
         __syncthreads();
         const bool in_dim = k0 + kk_t < dim;
+        constexpr int LOADS = IVF_GEMM_T * IVF_GEMM_K / 256;
+        float qv[LOADS], cv[LOADS];
         #pragma unroll
-        for (int u = 0; u < IVF_GEMM_T * IVF_GEMM_K / 256; ++u) {  // loads in flight together
+        for (int u = 0; u < LOADS; ++u) {  // every load in flight before any value is used
             const int r = r_t + u * (256 / IVF_GEMM_K);
-            float qv = 0.f, cv = 0.f;
-            if (in_dim) {
-                if (q0 + r < nq) {
-                    qv = ivf_coarse_query_value(queries, (long long)(q0 + r) * dim + k0 + kk_t);
-                    if (!isfinite(qv)) bad = min(bad, q0 + r);
-                }
-                if (c0 + r < n_centers) cv = centers[(long long)(c0 + r) * dim + k0 + kk_t];
-            }
-            qs[kk_t * IVF_GEMM_S + r] = qv;
-            cs[kk_t * IVF_GEMM_S + r] = cv;
+            qv[u] = coarse_query_or_zero(queries, in_dim && q0 + r < nq, (long long)(q0 + r) * dim + k0 + kk_t);
+            cv[u] = in_dim && c0 + r < n_centers ? centers[(long long)(c0 + r) * dim + k0 + kk_t] : 0.f;
+        }
+        #pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            const int r = r_t + u * (256 / IVF_GEMM_K);
+            if (!isfinite(qv[u])) bad = min(bad, q0 + r);
+            qs[kk_t * IVF_GEMM_S + r] = qv[u];
+            cs[kk_t * IVF_GEMM_S + r] = cv[u];
         }
         __syncthreads();
         #pragma unroll 8

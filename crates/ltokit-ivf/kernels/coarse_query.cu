@@ -1,17 +1,34 @@
 // Device-function fragment: how the coarse search reads a query value of one stored
-// type, as f32. Defines: IVF_DTYPE_{f32,f16,i8,u8}.
+// type, as f32 — in one step (ivf_coarse_query_value), or as its stored bits and their
+// value apart (ivf_coarse_query_bits, ivf_coarse_query_decode), so that a kernel can keep
+// a load in flight past other work and convert only where it uses the value. Defines:
+// IVF_DTYPE_{f32,f16,i8,u8}.
 #include <cuda_fp16.h>
 
-extern "C" __device__ float ivf_coarse_query_value(const unsigned char* queries, long long j) {
+extern "C" __device__ unsigned ivf_coarse_query_bits(const unsigned char* queries, long long j) {
 #if defined(IVF_DTYPE_f32)
-    return reinterpret_cast<const float*>(queries)[j];
+    return reinterpret_cast<const unsigned*>(queries)[j];
 #elif defined(IVF_DTYPE_f16)
-    return __half2float(__ushort_as_half(reinterpret_cast<const unsigned short*>(queries)[j]));
-#elif defined(IVF_DTYPE_i8)
-    return (float)reinterpret_cast<const signed char*>(queries)[j];
-#elif defined(IVF_DTYPE_u8)
-    return (float)queries[j];
+    return reinterpret_cast<const unsigned short*>(queries)[j];
+#elif defined(IVF_DTYPE_i8) || defined(IVF_DTYPE_u8)
+    return queries[j];
 #else
 #error "define IVF_DTYPE_<f32|f16|i8|u8>"
 #endif
+}
+
+extern "C" __device__ float ivf_coarse_query_decode(unsigned bits) {
+#if defined(IVF_DTYPE_f32)
+    return __uint_as_float(bits);
+#elif defined(IVF_DTYPE_f16)
+    return __half2float(__ushort_as_half((unsigned short)bits));
+#elif defined(IVF_DTYPE_i8)
+    return (float)(signed char)bits;
+#else
+    return (float)bits;
+#endif
+}
+
+extern "C" __device__ float ivf_coarse_query_value(const unsigned char* queries, long long j) {
+    return ivf_coarse_query_decode(ivf_coarse_query_bits(queries, j));
 }

@@ -4,12 +4,44 @@
 #include "topk.cuh"
 #include "warpsort.cuh"
 
+// Order-preserving unsigned key of a score (a < b exactly when key(a) < key(b)).
+__device__ __forceinline__ unsigned select_key(float s) {
+    const unsigned b = __float_as_uint(s);
+    return b & 0x80000000u ? ~b : b | 0x80000000u;
+}
+__device__ __forceinline__ float select_score(unsigned key) {
+    return __uint_as_float(key & 0x80000000u ? key & 0x7fffffffu : ~key);
+}
+
+// The k-th smallest (1-based) of the warp's 32 · M keys (M a lane), found bit by bit
+// from the top: each round counts the keys that share the prefix found so far and have a
+// 0 in the next bit.
+template <int M>
+__device__ __forceinline__ unsigned select_kth_key(const unsigned (&key)[M], int k) {
+    unsigned prefix = 0, mask = 0;
+    for (int bit = 31; bit >= 0; --bit) {
+        const unsigned b = 1u << bit;
+        int below = 0;
+        #pragma unroll
+        for (int m = 0; m < M; ++m) below += __popc(__ballot_sync(IVF_FULL, (key[m] & (mask | b)) == prefix));
+        if (below < k) { k -= below; prefix |= b; }
+        mask |= b;
+    }
+    return prefix;
+}
+
 // Each query's n_probes best centres from its row of the score matrix, best first: one
-// warp a query (8 a block), 32 scores at a time offered to the warp's running top-k.
+// warp a query (8 a block). First a bound: each lane keeps the M = ⌈CAP / 32⌉ smallest
+// scores it reads, and the n_probes-th smallest of those 32 · M distinct entries is at
+// least the row's n_probes-th smallest. Then only the scores at or under the bound — on
+// the order of n_probes, not the ~n_probes · ln(n_centers / n_probes) insertions of
+// offering every score — go to the warp's running top-k (the row's second read comes
+// from the cache), in the same order as before, so the choice among ties is unchanged.
 template <int CAP>
 __device__ __forceinline__ void ivf_coarse_select_body(
     const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes)
 {
+    constexpr int M = CAP <= 32 ? 1 : CAP / 32;
     __shared__ float top_d[8 * CAP];
     __shared__ int top_i[8 * CAP];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -20,19 +52,34 @@ __device__ __forceinline__ void ivf_coarse_select_body(
     topk_init<CAP>(d, id, lane);
     const float* row = scores + (long long)q * n_centers;
     const float inf = __int_as_float(0x7f800000);
+
+    // The lane's M smallest, ascending (as keys: +inf's key where it read fewer).
+    unsigned low[M];
+    #pragma unroll
+    for (int m = 0; m < M; ++m) low[m] = select_key(inf);
+    #pragma unroll 4
+    for (int c = lane; c < n_centers; c += 32) {
+        unsigned v = select_key(row[c]);
+        #pragma unroll
+        for (int m = 0; m < M; ++m) {
+            const unsigned lo = min(low[m], v);
+            v = max(low[m], v);
+            low[m] = lo;
+        }
+    }
+    const float bound = select_score(select_kth_key(low, n_probes));
+
     float thr = inf;
     // n_probes ≤ 32: the list in registers (lane j: entry j), as in the fused kernel.
     float rd = inf, kth = inf;
     int rid = -1;
-    // The next 32 scores are loaded before the current ones are offered, so that the
-    // load's round trip overlaps the insertions.
-    float next = lane < n_centers ? row[lane] : inf;
     for (int c0 = 0; c0 < n_centers; c0 += 32) {
-        const float s = next;
-        const int c_next = c0 + 32 + lane;
-        next = c_next < n_centers ? row[c_next] : inf;
-        if (CAP <= 32) kth = ws_offer(rd, rid, n_probes, lane, kth, inf, s, c0 + lane);
-        else thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, c0 + lane);
+        const int c = c0 + lane;
+        const float v = c < n_centers ? row[c] : inf;
+        const float s = v <= bound ? v : inf;
+        if (__ballot_sync(IVF_FULL, s < inf) == 0) continue;
+        if (CAP <= 32) kth = ws_offer(rd, rid, n_probes, lane, kth, inf, s, c);
+        else thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, c);
     }
     if (CAP <= 32 && lane < n_probes) id[lane] = rid;
     __syncwarp();

@@ -353,66 +353,11 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
     }
 }
 #elif defined(LM_MMA)
-// A k step is 32 bytes of each row: 8 f32 (m16n8k8 TF32), 16 f16 (m16n8k16, f32
-// accumulation) or 32 8-bit values (m16n8k32, s32 accumulation). Fragments load with
-// ldmatrix, which hands lane l the 32-bit word (row l / 4, word l % 4) of each 8 × 8
-// matrix of 16-bit values — an 8-row × 16-byte block — and that is the mma's A and B
-// register layout for all three forms (a TF32 value, an f16 pair, an 8-bit quadruple).
-__device__ __forceinline__ unsigned lm_shared_address(const void* p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-// A: four 8 × 8 matrices, lanes 8j .. 8j + 7 giving matrix j's row addresses.
-__device__ __forceinline__ void lm_ldsm_x4(unsigned (&r)[4], const void* p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(lm_shared_address(p)));
-}
-// B: two 8 × 8 matrices, lanes 0 .. 15 giving the row addresses.
-__device__ __forceinline__ void lm_ldsm_x2(unsigned& r0, unsigned& r1, const void* p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
-                 : "=r"(r0), "=r"(r1)
-                 : "r"(lm_shared_address(p)));
-}
+// f32 products are 3xTF32 (mma.cuh); the other types' mma form and its accumulator's
+// register constraint are below.
+#include "mma.cuh"
 
-#if defined(IVF_DTYPE_f32)
-// 3xTF32 (mma.sync m16n8k8): each operand is split into its TF32 part (the f32 bits with
-// the low 13 mantissa bits cleared) and the rest (exact in f32, which the tensor core
-// truncates to TF32 in turn: |v − big − small| ≤ 2^-20 |v|), and the product is formed as
-// small·big + big·small + big·big with f32 accumulation: the dropped small·small term and
-// the truncations leave a relative error of a few 2^-20 of Σ|q_d x_d| — the order of
-// f32's own rounding over a long sum — at three tensor-core instructions for each 16 × 8
-// × 8 block of products. (cvt.rna.tf32.f32 would round instead of truncating, but sm_90
-// runs it as a dozen integer instructions, which cost more than the products.)
-// The f32 bits v's TF32 part and the rest, as the mma's .tf32 operands.
-__device__ __forceinline__ void lm_split(unsigned v, unsigned& big, unsigned& small) {
-    big = v & 0xffffe000u;
-    small = __float_as_uint(__uint_as_float(v) - __uint_as_float(big));
-}
-__device__ __forceinline__ void lm_mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-// An operand of N registers (A: 4, B: 2) split into TF32 parts, once per k step however
-// many products use it.
-template <int N> struct LmSplit { unsigned big[N], small[N]; };
-template <int N>
-__device__ __forceinline__ LmSplit<N> lm_split_all(const unsigned (&v)[N]) {
-    LmSplit<N> s;
-    #pragma unroll
-    for (int i = 0; i < N; ++i) lm_split(v[i], s.big[i], s.small[i]);
-    return s;
-}
-// c += a · b as three TF32 products (small terms first: they are added to the
-// accumulator before the big one).
-__device__ __forceinline__ void lm_mma_split(float (&c)[4], const LmSplit<4>& a, const LmSplit<2>& b) {
-    lm_mma_tf32(c, a.small, b.big[0], b.big[1]);
-    lm_mma_tf32(c, a.big, b.small[0], b.small[1]);
-    lm_mma_tf32(c, a.big, b.big[0], b.big[1]);
-}
-#else
+#if !defined(IVF_DTYPE_f32)
 // The mma form of the type, and its accumulator's register constraint.
 #if defined(IVF_DTYPE_f16)
 #define LM_MMA_FORM "m16n8k16.row.col.f32.f16.f16.f32"
@@ -450,17 +395,17 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
     const int kpad = lm_kpad(dim);
     for (int k0 = 0; k0 < kpad; k0 += KSTEP) {
         unsigned a[4];
-        lm_ldsm_x4(a, xa + k0);
+        mma_ldsm_x4(a, xa + k0);
 #if defined(IVF_DTYPE_f32)
-        const LmSplit<4> as = lm_split_all(a);
+        const MmaSplit<4> as = mma_split_all(a);
 #endif
         #pragma unroll
         for (int n = 0; n < NT; ++n) {
             unsigned b0, b1;
-            lm_ldsm_x2(b0, b1, qb + n * 8 * w.ld + k0);
+            mma_ldsm_x2(b0, b1, qb + n * 8 * w.ld + k0);
 #if defined(IVF_DTYPE_f32)
             const unsigned b[2] = {b0, b1};
-            lm_mma_split(c[n], as, lm_split_all(b));
+            mma_3xtf32(c[n], as, mma_split_all(b));
 #else
             lm_mma_op(c[n], a, b0, b1);
 #endif

@@ -748,23 +748,30 @@ fn a_non_finite_value_past_the_first_batch_or_part_is_named_by_its_own_index() {
 #[ignore = "needs a GPU"]
 fn large_batches_score_every_centre_and_find_the_best_lists() {
     // A batch past MATRIX_MIN_QUERIES takes the score matrix and the separate selection:
-    // partial tiles of queries (not a multiple of 64), centres (601) and dimensions (40,
-    // not a multiple of 32), in two query types and every coarse metric.
+    // partial tiles of queries (not a multiple of 32 or 64), centres (601) and dimensions
+    // (40, not a multiple of 32), in two query types, every coarse metric and both
+    // multiplications of the matrix (tensor cores, CUDA cores).
     use ltokit_ivf::gpu::coarse::MATRIX_MIN_QUERIES;
     let engine = engine();
     let s = seed();
     let mut rng = Rng::new(s);
     let nq = MATRIX_MIN_QUERIES + 452;
-    for dtype in [DType::F32, DType::U8] {
-        let base = synthetic(8_000, 40, 40, dtype, s);
-        for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
-            let index = index_with_empty_list(&base, metric, 600, s);
-            let gindex = GpuIndex::upload(&engine, &index).unwrap();
-            let queries = synthetic(nq, 40, 40, dtype, rng.next_u64());
-            let ctx = format!("{dtype:?} nq {nq} (seed {s})");
-            assert_probes_match_cpu(&engine, &index, &gindex, &queries, &ctx);
+    let mut matrices = Vec::new();
+    for arith in TileArith::ALL {
+        engine.set_tile_arith(arith);
+        matrices.push(engine.coarse_matrix_arith());
+        for dtype in [DType::F32, DType::U8] {
+            let base = synthetic(8_000, 40, 40, dtype, s);
+            for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
+                let index = index_with_empty_list(&base, metric, 600, s);
+                let gindex = GpuIndex::upload(&engine, &index).unwrap();
+                let queries = synthetic(nq, 40, 40, dtype, rng.next_u64());
+                let ctx = format!("{dtype:?} nq {nq} {arith:?} (seed {s})");
+                assert_probes_match_cpu(&engine, &index, &gindex, &queries, &ctx);
+            }
         }
     }
+    engine.set_tile_arith(TileArith::Mma);
     // A non-finite value in a query past the first tiles is named.
     let base = synthetic(8_000, 40, 40, DType::F32, s);
     let index = index_with_empty_list(&base, Metric::L2, 600, s);
@@ -781,7 +788,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
         "{err}"
     );
     println!(
-        "score-matrix coarse search: 2 types × 3 metrics × 3 probe counts match the CPU (seed {s})"
+        "score-matrix coarse search ({matrices:?}): 2 types × 3 metrics × 3 probe counts match the CPU (seed {s})"
     );
 }
 

@@ -1,15 +1,17 @@
 //! The coarse search: for each query, the `n_probes` centres that score best. Small
 //! batches: one kernel, a tiled centres × queries product with the selection fused
 //! (kernels/coarse.cu), the centres split over several blocks when the batch is small.
-//! Large batches: the scores of every (query, centre) as a register-tiled product into a
-//! matrix, then one warp a query selects. Queries are read in their stored type. Also the
-//! k-means assignment (the nearest centre).
+//! Large batches: the scores of every (query, centre) as a tiled product into a matrix —
+//! on the tensor cores as 3xTF32 (sm_80 on, kernels/coarse_mma.cu) or register-tiled on
+//! the CUDA cores ([`MatrixArith`]) — then one warp a query selects. Queries are read in
+//! their stored type. Also the k-means assignment (the nearest centre).
 
 use ltokit::launch::{
     CudaSlice, CudaView, CudaViewMut, DeviceElem, Elem, Extent, Gpu, Launch, LaunchConfig, Param,
 };
 use ltokit::{Error, Result};
 
+use super::list_major::TileArith;
 use super::merge::{merge_kernel, SORT_MAX_CANDIDATES};
 use super::workspace::Buffer;
 use super::{capacity, coarse_plan_name, IvfGpu, KernelSpec};
@@ -128,8 +130,44 @@ const SELECT_SIGNATURE: &[Param] = &[
 pub const MATRIX_MIN_QUERIES: usize = 512;
 /// Most score-matrix entries of one pass (256 MiB of f32); larger batches go in parts.
 const MATRIX_MAX_ENTRIES: usize = 1 << 26;
-/// Queries and centres of a score-matrix block's tile (kernels/coarse.cu).
-const MATRIX_TILE: usize = 64;
+
+/// How a large batch's score matrix is multiplied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatrixArith {
+    /// 3xTF32 mma.sync on the tensor cores (sm_80 on; kernels/coarse_mma.cu): tiles of 32
+    /// queries × 64 centres, 4 warps; f32's accuracy (mma.cuh).
+    TensorCores,
+    /// f32 FMA on the CUDA cores, 64 × 64 tiles register-blocked 4 × 4 (kernels/coarse.cu).
+    CudaCores,
+}
+
+impl MatrixArith {
+    /// The tensor cores where the GPU has mma.sync (compute capability major `cc_major` ≥
+    /// 8) and the tile choice `arith` allows them; else the CUDA cores.
+    pub fn choose(cc_major: u32, arith: TileArith) -> MatrixArith {
+        if arith == TileArith::Mma && cc_major >= 8 {
+            MatrixArith::TensorCores
+        } else {
+            MatrixArith::CudaCores
+        }
+    }
+
+    /// The score kernel's plan for queries of `dtype`.
+    fn plan(self, dtype: DType) -> String {
+        match self {
+            MatrixArith::TensorCores => format!("coarse_scores_mma_{}", dtype.name()),
+            MatrixArith::CudaCores => format!("coarse_scores_{}", dtype.name()),
+        }
+    }
+
+    /// (queries, centres) of a block's tile, and its threads.
+    fn tile(self) -> (usize, usize, u32) {
+        match self {
+            MatrixArith::TensorCores => (32, 64, 128),
+            MatrixArith::CudaCores => (64, 64, 256),
+        }
+    }
+}
 /// Queries a selection block takes (one warp each).
 const SELECT_QUERIES_PER_BLOCK: usize = 8;
 
@@ -228,16 +266,17 @@ impl DeviceCenters {
 }
 
 /// The kernels a coarse search of `nq` queries of `dtype` over `n_centers` centres needs:
-/// the coarse kernel, and the merge of its splits when it splits.
+/// the coarse kernel, and the merge of its splits when it splits; or for a large batch
+/// the score matrix multiplied by `matrix` and the selection.
 pub(crate) fn coarse_kernels(
     dtype: DType,
     dim: usize,
     n_probes: usize,
-    nq: usize,
-    n_centers: usize,
+    (nq, n_centers): (usize, usize),
+    matrix: MatrixArith,
 ) -> Result<Vec<KernelSpec>> {
     if nq >= MATRIX_MIN_QUERIES {
-        return Ok(matrix_kernels(dtype, n_probes)?.to_vec());
+        return Ok(matrix_kernels(dtype, n_probes, matrix)?.to_vec());
     }
     let mut specs = vec![coarse_kernel(dtype, dim, n_probes)?];
     let splits = coarse_splits(nq, n_centers, n_probes);
@@ -247,11 +286,12 @@ pub(crate) fn coarse_kernels(
     Ok(specs)
 }
 
-/// The score-matrix kernel for queries of `dtype` and the selection of `n_probes` from it.
-fn matrix_kernels(dtype: DType, n_probes: usize) -> Result<[KernelSpec; 2]> {
+/// The score-matrix kernel (multiplied by `matrix`) for queries of `dtype` and the
+/// selection of `n_probes` from it.
+fn matrix_kernels(dtype: DType, n_probes: usize, matrix: MatrixArith) -> Result<[KernelSpec; 2]> {
     Ok([
         KernelSpec {
-            plan: format!("coarse_scores_{}", dtype.name()),
+            plan: matrix.plan(dtype),
             signature: SCORES_SIGNATURE,
             shared: 0,
         },
@@ -282,6 +322,12 @@ pub(crate) fn coarse_kernel(dtype: DType, dim: usize, n_probes: usize) -> Result
 }
 
 impl IvfGpu {
+    /// How this engine multiplies large batches' score matrices (the tensor cores from
+    /// sm_80 unless [`IvfGpu::set_tile_arith`] chose the portable tiles).
+    pub fn coarse_matrix_arith(&self) -> MatrixArith {
+        MatrixArith::choose(self.gpu.compute_capability().major, self.tile_arith())
+    }
+
     /// The `n_probes` best centres of each query of `q` (row-major) into `probes`
     /// (`q.n × n_probes`, best first). A non-finite query value sets `bad_query` to 1 +
     /// `q.base` + that query's row (the caller zeroes it).
@@ -389,7 +435,9 @@ impl IvfGpu {
         bad_query: &mut CudaSlice<i32>,
     ) -> Result<()> {
         let (queries, dtype, nq) = (q.rows, q.dtype, q.n);
-        let [scores_spec, select_spec] = matrix_kernels(dtype, n_probes)?;
+        let matrix_arith = self.coarse_matrix_arith();
+        let [scores_spec, select_spec] = matrix_kernels(dtype, n_probes, matrix_arith)?;
+        let (tile_queries, tile_centers, threads) = matrix_arith.tile();
         let scores_k = self
             .kernels
             .kernel(&scores_spec.plan, scores_spec.signature, 0)?;
@@ -411,11 +459,11 @@ impl IvfGpu {
             let nb_i = nb as i32;
             let cfg = LaunchConfig {
                 grid_dim: (
-                    nb.div_ceil(MATRIX_TILE) as u32,
-                    n.div_ceil(MATRIX_TILE) as u32,
+                    nb.div_ceil(tile_queries) as u32,
+                    n.div_ceil(tile_centers) as u32,
                     1,
                 ),
-                block_dim: (256, 1, 1),
+                block_dim: (threads, 1, 1),
                 shared_mem_bytes: 0,
             };
             let launch = args

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | this one | the engine: device, kernel cache, the embedded bundle, plan names |
 //! | [`lists`] | lists (or a flat dataset cut into chunks) on the device, interleaved |
-//! | [`coarse`] | the coarse search: centres × queries, tiled, with the n_probes selection fused (small batches) or after a score matrix (large ones); k-means assignment |
+//! | [`coarse`] | the coarse search: centres × queries, tiled, with the n_probes selection fused (small batches) or after a score matrix (large ones, on the tensor cores from sm_80); k-means assignment |
 //! | [`kmeans`] | k-means training on the device (update by atomics, balancing, spherical for ip/cosine) |
 //! | [`scan`] | the per-query scan of probed lists with fused top-k; exact search |
 //! | `merge` | each query's final top k of its candidate sets (a block sorting them for small batches, else a warp's running top-k) |
@@ -39,7 +39,7 @@ use ltokit::{Error, Result, Target};
 use crate::data::DType;
 use crate::metric::{Filter, Metric};
 
-pub use coarse::DeviceCenters;
+pub use coarse::{DeviceCenters, MatrixArith};
 pub(crate) use kernels::KernelSpec;
 pub use list_major::{LmTile, ScanPath, TileArith};
 pub use lists::DeviceLists;

@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use ltokit::launch::{CudaView, CudaViewMut, DeviceElem};
 use ltokit::{Error, Result};
 
-use super::coarse::{coarse_kernels, CoarseQueries};
+use super::coarse::{coarse_kernels, CoarseQueries, MatrixArith};
 use super::kmeans::train_rows_kernel;
 use super::list_major::{list_major_kernels, ScanPathCell};
 use super::lists::layout_kernel;
@@ -110,7 +110,13 @@ impl GpuIndex {
 
     /// [`likely_first_kernels`] of this index, then the list-major scan of that search.
     fn likely_first_kernels(&self, engine: &IvfGpu) -> Result<Vec<KernelSpec>> {
-        let mut specs = likely_first_kernels(self.dtype, self.dim, self.metric, self.n_lists)?;
+        let mut specs = likely_first_kernels(
+            self.dtype,
+            self.dim,
+            self.metric,
+            self.n_lists,
+            engine.coarse_matrix_arith(),
+        )?;
         let n_probes = 16.min(self.n_lists);
         if engine
             .list_major_tile(
@@ -238,7 +244,13 @@ impl GpuIndex {
         // theirs.
         let batch = IvfGpu::batch_size(n_probes, k).min(nq);
         let path = self.scan_path.get();
-        let mut specs = coarse_kernels(self.dtype, self.dim, n_probes, batch, self.centers.len())?;
+        let mut specs = coarse_kernels(
+            self.dtype,
+            self.dim,
+            n_probes,
+            (batch, self.centers.len()),
+            engine.coarse_matrix_arith(),
+        )?;
         let mut later = None;
         let list_major = if engine.use_list_major(path, &self.lists, batch, n_probes, k)? {
             let lm = list_major_kernels(
@@ -490,7 +502,7 @@ impl IvfGpu {
         metric: Metric,
         n_lists: usize,
     ) {
-        match likely_first_kernels(dtype, dim, metric, n_lists) {
+        match likely_first_kernels(dtype, dim, metric, n_lists, self.coarse_matrix_arith()) {
             Ok(specs) => self.prepare_in_background_in_order(&specs),
             Err(e) => tracing::debug!("no kernels linked ahead of the first search: {e}"),
         }
@@ -520,12 +532,14 @@ const FIRST_BATCH: usize = 10_000;
 /// The kernels of the search most indexes of `dtype` × `dim` over `n_lists` lists see first,
 /// in the order they are worth linking ahead of it: k = 10 over a batch of 10,000 queries
 /// — the per-query scan and its merge (what auto runs while the list-major kernel loads),
-/// the coarse search and selection for 8, 16, 32, 4, 2 and 64 probes.
+/// the coarse search (its score matrix multiplied by `matrix`) and selection for 8, 16,
+/// 32, 4, 2 and 64 probes.
 pub(crate) fn likely_first_kernels(
     dtype: DType,
     dim: usize,
     metric: Metric,
     n_lists: usize,
+    matrix: MatrixArith,
 ) -> Result<Vec<KernelSpec>> {
     let mut specs = vec![
         scan_kernel(
@@ -541,7 +555,7 @@ pub(crate) fn likely_first_kernels(
     for n_probes in [8, 16, 32, 4, 2, 64] {
         if n_probes <= n_lists {
             // The score matrix is the same plan for every probe count: listed once.
-            for spec in coarse_kernels(dtype, dim, n_probes, FIRST_BATCH, n_lists)? {
+            for spec in coarse_kernels(dtype, dim, n_probes, (FIRST_BATCH, n_lists), matrix)? {
                 if !specs.iter().any(|s| s.plan == spec.plan) {
                     specs.push(spec);
                 }
@@ -563,10 +577,14 @@ mod tests {
         // first search would link everything itself: every type and metric, on the H200.
         let bundle = bundle().unwrap();
         let target: Target = "sm_90a".parse().unwrap();
+        let matrices = [MatrixArith::TensorCores, MatrixArith::CudaCores];
         for dtype in [DType::F32, DType::F16, DType::I8, DType::U8] {
-            for metric in [Metric::L2, Metric::L2Sqrt, Metric::Ip, Metric::Cosine] {
+            for (metric, matrix) in [Metric::L2, Metric::L2Sqrt, Metric::Ip, Metric::Cosine]
+                .into_iter()
+                .flat_map(|m| matrices.map(|a| (m, a)))
+            {
                 for (dim, n_lists) in [(128, 1024), (784, 256), (20, 8)] {
-                    let specs = likely_first_kernels(dtype, dim, metric, n_lists).unwrap();
+                    let specs = likely_first_kernels(dtype, dim, metric, n_lists, matrix).unwrap();
                     // Scan, merge and at least one coarse search; no probe count past the
                     // lists (8 lists: 8, 4 and 2 probes only).
                     assert!(specs.len() >= 4, "{dtype:?} {metric:?}: {}", specs.len());
@@ -583,7 +601,8 @@ mod tests {
             }
         }
         // A small index gets no selection for more probes than it has lists.
-        let small = likely_first_kernels(DType::F32, 20, Metric::L2, 8).unwrap();
+        let small =
+            likely_first_kernels(DType::F32, 20, Metric::L2, 8, MatrixArith::TensorCores).unwrap();
         assert!(small.iter().all(|s| !s.plan.ends_with("_c16")
             && !s.plan.contains("select_c32")
             && !s.plan.contains("select_c64")));

@@ -22,7 +22,8 @@ pub enum LmTile {
     Wmma(DType),
 }
 
-/// Which tiles list-major scans use ([`IvfGpu::set_tile_arith`]).
+/// Which tiles list-major scans use ([`IvfGpu::set_tile_arith`]); the coarse search's
+/// score matrix follows the same choice ([`crate::gpu::MatrixArith::choose`]).
 ///
 /// Measured on the H200 (lowdim 1M × 128 f32, 1,024 lists, k 10, list-major forced each
 /// way in one run, `docs/gpu-runs/2026-11-30-f32-tile/final/`): the 3xTF32 tile is faster
@@ -171,7 +172,8 @@ impl IvfGpu {
     }
 
     /// Which tiles list-major scans use: mma.sync on the tensor cores by default (sm_80
-    /// on), the portable tiles (FMA for f32, WMMA for f16 and 8-bit) to compare.
+    /// on), the portable tiles (FMA for f32, WMMA for f16 and 8-bit) to compare; the
+    /// coarse score matrix follows (3xTF32 mma.sync, or FMA on the CUDA cores).
     pub fn set_tile_arith(&self, arith: TileArith) {
         *self.tile_arith.lock() = arith;
     }

@@ -1,0 +1,41 @@
+// What the coarse search's kernels share (coarse.cu, coarse_mma.cu): how a query value is
+// read, a centre's score as an affine form of the dot product, the non-finite report.
+#pragma once
+
+// The query value at position j of a batch stored in the plan's type, as f32: a device
+// fragment (coarse_query.cu, one per type), so that each plan holds one type's loads
+// instead of a switch over four in every unrolled load (a quarter of the code to link).
+extern "C" __device__ float ivf_coarse_query_value(const unsigned char* queries, long long j);
+// The same value as its stored bits, and those bits' value (the load and the conversion
+// apart).
+extern "C" __device__ unsigned ivf_coarse_query_bits(const unsigned char* queries, long long j);
+extern "C" __device__ float ivf_coarse_query_decode(unsigned bits);
+
+// Query value j as f32, or 0 where `valid` is false. The load is unconditional (position
+// 0 stands in for an invalid j; a batch is never empty) so that a thread's loads are all
+// in flight before any value is checked: a load inside the branch of a bounds check,
+// followed by the finiteness check, waits for its data before the next load issues —
+// which made each 32-dimension chunk of the score matrix a chain of eight to sixteen
+// memory round trips.
+__device__ __forceinline__ float coarse_query_or_zero(const unsigned char* queries, bool valid, long long j) {
+    const float v = ivf_coarse_query_value(queries, valid ? j : 0);
+    return valid ? v : 0.f;
+}
+
+// metric codes: 0 l2, 1 ip, 2 cosine.
+// A centre's score is affine in the dot product: alpha · dot + beta — squared L2 up to
+// the query's own norm (−2 · dot + ‖c‖²), −inner product, or −cosine up to the query's
+// norm (−dot / ‖c‖). One form for every metric keeps the epilogues free of per-metric
+// copies (they were most of the kernels' code, and of their link time).
+struct CoarseAffine { float alpha, beta; };
+__device__ __forceinline__ CoarseAffine coarse_affine(int metric, float cn) {
+    if (metric == 0) return {-2.f, cn};
+    if (metric == 1) return {-1.f, 0.f};
+    return {cn > 0.f ? -1.f / cn : 0.f, 0.f};
+}
+
+// Reports the first non-finite query a thread saw (`first`, a batch position, or INT_MAX
+// for none) with one atomic, instead of one per value checked.
+__device__ __forceinline__ void coarse_report_bad(int* bad_query, int query_base, int first) {
+    if (first != 0x7fffffff) atomicCAS(bad_query, 0, query_base + first + 1);
+}
