@@ -204,3 +204,12 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
 #define IVF_LMSCAN_KERNEL(CAP) \
     extern "C" __global__ void __launch_bounds__(LM_THREADS, (CAP <= 256 ? 2 : 1)) ivf_lmscan_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
 IVF_FOR_EACH_CAPACITY(IVF_LMSCAN_KERNEL)
+
+// The same scan capped at 80 registers a thread for three blocks an SM, for small top-k
+// lists: the host takes it where three blocks fit in an SM's shared memory and the tile's
+// arithmetic is light enough that the spilled registers cost less than the warps gained
+// (8-bit tiles; `list_major::tile::caps_registers_for_three_blocks`).
+#define IVF_LMSCAN_O3_KERNEL(CAP) \
+    extern "C" __global__ void __launch_bounds__(LM_THREADS, 3) ivf_lmscan_o3_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
+IVF_LMSCAN_O3_KERNEL(1) IVF_LMSCAN_O3_KERNEL(2) IVF_LMSCAN_O3_KERNEL(4) IVF_LMSCAN_O3_KERNEL(8)
+IVF_LMSCAN_O3_KERNEL(16) IVF_LMSCAN_O3_KERNEL(32)

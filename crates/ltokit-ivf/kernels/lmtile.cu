@@ -129,6 +129,28 @@ __device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt) 
 __device__ __forceinline__ int lm_row_slot(const LmWork&, int row, int d) { return d * LM_STEP_ROWS + row; }
 #endif
 
+// The squared norm of a 16-byte chunk's values.
+__device__ __forceinline__ Sum lm_chunk_norm(uint4 x) {
+    Sum part = 0;
+#if defined(IVF_BYTES)
+    // Four values a word: the squares summed by __dp4a.
+    const unsigned words[4] = {x.x, x.y, x.z, x.w};
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#if defined(IVF_DTYPE_i8)
+        part = __dp4a((int)words[j], (int)words[j], part);
+#else
+        part = (int)__dp4a(words[j], words[j], (unsigned)part);
+#endif
+    }
+#else
+    const T* v = reinterpret_cast<const T*>(&x);
+    #pragma unroll
+    for (int j = 0; j < LM_CHUNK_ELEMS; ++j) part += lm_square(v[j]);
+#endif
+    return part;
+}
+
 // ---- queries ----------------------------------------------------------------------------
 extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, unsigned char* work) {
     const LmWork w = lm_work(work, dim, qt);
@@ -139,6 +161,28 @@ extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, co
     const int width = lm_kpad(dim);
 #else
     const int width = dim;
+#endif
+#if defined(LM_ROW_MAJOR)
+    // Rows of whole 16-byte chunks at a 16-byte aligned address: a lane loads a chunk (a
+    // query's loads all in flight at once) instead of one value per round trip — a
+    // 784-byte query was 25 dependent loads, and a tile stages 64.
+    const int chunks = dim / LM_CHUNK_ELEMS;
+    if (dim % LM_CHUNK_ELEMS == 0 && (reinterpret_cast<unsigned long long>(queries) & 15) == 0) {
+        for (int i = warp; i < qt; i += LM_WARPS) {
+            const long long qi = qidx[i];
+            const uint4* src = reinterpret_cast<const uint4*>(q + (qi >= 0 ? qi : 0) * dim);
+            Sum part = 0;
+            #pragma unroll 2
+            for (int c = lane; c < chunks; c += 32) {
+                const uint4 x = qi >= 0 ? src[c] : make_uint4(0, 0, 0, 0);
+                *reinterpret_cast<uint4*>(w.qs + i * w.ld + c * LM_CHUNK_ELEMS) = x;
+                part += lm_chunk_norm(x);
+            }
+            for (int d = dim + lane; d < width; d += 32) w.qs[i * w.ld + d] = zero;
+            for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
+            if (lane == 0) w.qn[i] = part;
+        }
+    } else
 #endif
     for (int i = warp; i < qt; i += LM_WARPS) {
         const long long qi = qidx[i];
@@ -185,34 +229,14 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, i
 // Writes one 16-byte chunk (elements d0 .. d0 + LM_CHUNK_ELEMS of step row `row`) to Xs;
 // returns its part of the row's squared norm.
 __device__ __forceinline__ Sum lm_put_chunk(const LmWork& w, uint4 x, int d0, int row) {
-    Sum part = 0;
 #if defined(LM_ROW_MAJOR)
     *reinterpret_cast<uint4*>(w.xs + lm_row_slot(w, row, d0)) = x;
-#if defined(IVF_BYTES)
-    // Four values a word: the squares summed by __dp4a.
-    const unsigned words[4] = {x.x, x.y, x.z, x.w};
-    #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#if defined(IVF_DTYPE_i8)
-        part = __dp4a((int)words[j], (int)words[j], part);
-#else
-        part = (int)__dp4a(words[j], words[j], (unsigned)part);
-#endif
-    }
 #else
     const T* v = reinterpret_cast<const T*>(&x);
     #pragma unroll
-    for (int j = 0; j < LM_CHUNK_ELEMS; ++j) part += lm_square(v[j]);
+    for (int j = 0; j < LM_CHUNK_ELEMS; ++j) w.xs[lm_row_slot(w, row, d0 + j)] = v[j];
 #endif
-#else
-    const T* v = reinterpret_cast<const T*>(&x);
-    #pragma unroll
-    for (int j = 0; j < LM_CHUNK_ELEMS; ++j) {
-        w.xs[lm_row_slot(w, row, d0 + j)] = v[j];
-        part += lm_square(v[j]);
-    }
-#endif
-    return part;
+    return lm_chunk_norm(x);
 }
 
 // Writes chunk c of a step (two 32-row groups of per_group chunks each, chunk j of a
@@ -242,8 +266,9 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
             if (c < per_group * 2)
                 lm_put_step_chunk(w, c < per_group * groups ? regs->v[j] : none, c, per_group, lane, part);
         }
-        // Chunks beyond what the registers hold: loaded here.
+        // Chunks beyond what the registers hold: loaded here, four in flight at a time.
         const uint4* src = reinterpret_cast<const uint4*>(rows);
+        #pragma unroll 4
         for (int c = threadIdx.x + LM_PREFETCH * LM_THREADS; c < per_group * 2; c += LM_THREADS)
             lm_put_step_chunk(w, c < per_group * groups ? src[c] : none, c, per_group, lane, part);
     } else {

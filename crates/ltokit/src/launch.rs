@@ -236,6 +236,17 @@ impl Gpu {
             .map_err(|e| driver_error("shared memory limit", e))
     }
 
+    /// The shared memory one SM holds for all its resident blocks, in bytes (228 KiB on
+    /// Hopper; each block also takes 1 KiB of it for the system).
+    pub fn max_shared_per_sm(&self) -> Result<usize> {
+        self.ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            )
+            .map(|v| v.max(0) as usize)
+            .map_err(|e| driver_error("shared memory per SM", e))
+    }
+
     /// The device's name, e.g. "NVIDIA H200".
     pub fn name(&self) -> &str {
         &self.name

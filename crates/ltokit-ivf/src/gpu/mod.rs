@@ -136,7 +136,7 @@ pub struct IvfGpu {
     profiler: profile::Profiler,
     coarse_scratch: Mutex<coarse::CoarseScratch>,
     /// The device's shared-memory limit per block, read once.
-    shared_limit: Mutex<Option<usize>>,
+    shared_limit: Mutex<Option<list_major::SharedMemory>>,
     /// Which tiles list-major scans use ([`IvfGpu::set_tile_arith`]).
     tile_arith: Mutex<list_major::TileArith>,
 }

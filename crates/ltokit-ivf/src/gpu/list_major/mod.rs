@@ -29,6 +29,7 @@ pub use path::{
     min_pairs_per_list, ScanPath, MIN_PAIRS_PER_LIST_8BIT, MIN_PAIRS_PER_LIST_F16,
     MIN_PAIRS_PER_LIST_F32, SHORT_LIST_FACTOR,
 };
+pub(crate) use tile::SharedMemory;
 use tile::LM_THREADS;
 pub use tile::{max_queries_per_tile, preferred_queries_per_tile, shared_bytes, LmTile, TileArith};
 
@@ -77,7 +78,9 @@ const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
 
 /// The kernels of a list-major scan of `batch` = (queries, probes): lmscan, the three
 /// grouping kernels, merge. The scan is allowed the shared memory of its largest tile, up
-/// to the device's `shared_limit` (each launch uses what its tile needs).
+/// to the device's limit per block (each launch uses what its tile needs), and is the
+/// register-capped kernel where three blocks an SM pay
+/// ([`tile::caps_registers_for_three_blocks`]).
 pub(crate) fn list_major_kernels(
     lists: &DeviceLists,
     tile: LmTile,
@@ -85,20 +88,26 @@ pub(crate) fn list_major_kernels(
     filter: &Filter,
     k: usize,
     batch: (usize, usize),
-    shared_limit: usize,
+    shared: SharedMemory,
 ) -> Result<[KernelSpec; 5]> {
     let (nb, n_probes) = batch;
     let cap = capacity(k)?;
+    let capped = if tile::caps_registers_for_three_blocks(tile, lists.dim, k, shared)? {
+        "o3_"
+    } else {
+        ""
+    };
     Ok([
         KernelSpec {
             plan: format!(
-                "lmscan_c{cap}_{}_{}_{}",
+                "lmscan_{capped}c{cap}_{}_{}_{}",
                 tile.name(),
                 metric.name(),
                 filter.name()
             ),
             signature: LMSCAN_SIGNATURE,
-            shared: shared_bytes(tile, lists.dim, k, max_queries_per_tile(cap))?.min(shared_limit),
+            shared: shared_bytes(tile, lists.dim, k, max_queries_per_tile(cap))?
+                .min(shared.per_block),
         },
         KernelSpec {
             plan: "group_count".into(),

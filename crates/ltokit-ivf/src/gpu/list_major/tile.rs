@@ -130,6 +130,43 @@ pub fn preferred_queries_per_tile(cap: usize, n_pairs: usize, n_lists: usize) ->
     by_shape.min(max_queries_per_tile(cap))
 }
 
+/// A device's shared memory, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SharedMemory {
+    /// The most one block may use (the opt-in limit).
+    pub per_block: usize,
+    /// What one SM holds for all its resident blocks.
+    pub per_sm: usize,
+}
+
+/// Shared memory the system takes from an SM for each resident block (sm_80 on).
+const SYSTEM_SHARED_PER_BLOCK: usize = 1024;
+
+/// The top-k capacities that have a register-capped scan kernel (`ivf_lmscan_o3_c*`).
+const MAX_CAPPED_CAPACITY: usize = 32;
+
+/// Whether a list-major scan of this shape links the kernel whose registers are capped
+/// for three blocks an SM (`lmscan_o3_*`, 80 registers a thread) instead of two (128):
+/// only 8-bit mma.sync tiles with k ≤ 32 whose largest block leaves room for three in
+/// the SM's shared memory — elsewhere the cap only spills registers. Measured on the H200
+/// (same call, every block capped at three; `docs/gpu-runs/2026-11-30-s9/3-coarse-loads/`):
+/// lowdim i8 (128 dimensions, 51 KiB a block) 11.5 → 13.0 M QPS at batch 10,000 × 10
+/// probes, 4.4 → 5.0 M at 50, batch 1,000 ±2 %; f16 (63 KiB) +1–3 % at 10,000 but −6 %
+/// at 1,000; f32 (two blocks fit) −20 %, 784-wide u8 images (one) −10 %.
+pub(crate) fn caps_registers_for_three_blocks(
+    tile: LmTile,
+    dim: usize,
+    k: usize,
+    shared: SharedMemory,
+) -> Result<bool> {
+    let cap = capacity(k)?;
+    if !matches!(tile, LmTile::Mma(DType::I8 | DType::U8)) || cap > MAX_CAPPED_CAPACITY {
+        return Ok(false);
+    }
+    let block = shared_bytes(tile, dim, k, max_queries_per_tile(cap))? + SYSTEM_SHARED_PER_BLOCK;
+    Ok(3 * block <= shared.per_sm)
+}
+
 /// Shared memory of the tile fragment (`LmWork` in lmtile.cu): the tensor-core tiles
 /// stage the queries and the step's 64 rows in their own type, one per row of `ld` = the
 /// dimension rounded up to the k step (16 values; 32 for 8-bit mma.sync) plus 16 bytes,
@@ -195,7 +232,7 @@ impl IvfGpu {
         n_lists: usize,
     ) -> Result<std::result::Result<usize, String>> {
         let cap = capacity(k)?;
-        let limit = self.shared_limit()?;
+        let limit = self.shared_limit()?.per_block;
         let tile = self.list_major_tile_arithmetic(dtype);
         let mut qt = preferred_queries_per_tile(cap, n_pairs, n_lists);
         loop {
@@ -214,13 +251,17 @@ impl IvfGpu {
         }
     }
 
-    /// The device's dynamic shared memory limit per block (read once).
-    pub(crate) fn shared_limit(&self) -> Result<usize> {
+    /// The device's shared memory: the dynamic limit per block and an SM's total (read
+    /// once).
+    pub(crate) fn shared_limit(&self) -> Result<SharedMemory> {
         let mut cached = self.shared_limit.lock();
         if let Some(v) = *cached {
             return Ok(v);
         }
-        let v = self.gpu.max_shared_per_block()?;
+        let v = SharedMemory {
+            per_block: self.gpu.max_shared_per_block()?,
+            per_sm: self.gpu.max_shared_per_sm()?,
+        };
         *cached = Some(v);
         Ok(v)
     }
@@ -244,6 +285,33 @@ mod tests {
         assert_eq!(preferred_queries_per_tile(1024, 200_000, 1024), 16);
         assert_eq!(max_queries_per_tile(1), 64);
         assert_eq!(max_queries_per_tile(512), 16);
+    }
+
+    #[test]
+    fn only_small_8_bit_blocks_that_fit_three_to_an_sm_cap_their_registers() {
+        // An H200: 227 KiB a block, 228 KiB an SM.
+        let h200 = SharedMemory {
+            per_block: 227 * 1024,
+            per_sm: 228 * 1024,
+        };
+        let capped = |tile, dim, k| caps_registers_for_three_blocks(tile, dim, k, h200).unwrap();
+        // 128-dimensional i8 (about 51 KiB a block of 64 queries): three fit.
+        assert!(capped(LmTile::Mma(DType::I8), 128, 10));
+        assert!(capped(LmTile::Mma(DType::U8), 128, 32));
+        // 784-dimensional u8 (about 125 KiB): one fits; k past 32: no capped kernel.
+        assert!(!capped(LmTile::Mma(DType::U8), 784, 10));
+        assert!(!capped(LmTile::Mma(DType::I8), 128, 33));
+        // Other tiles never (measured slower: f32 −20 %, f16 mixed).
+        assert!(!capped(LmTile::Mma(DType::F32), 16, 10));
+        assert!(!capped(LmTile::Mma(DType::F16), 16, 10));
+        assert!(!capped(LmTile::Wmma(DType::I8), 16, 10));
+        // A GPU with 128 KiB an SM: 128-dimensional i8 no longer, 16-dimensional still.
+        let small = SharedMemory {
+            per_block: 99 * 1024,
+            per_sm: 128 * 1024,
+        };
+        assert!(!caps_registers_for_three_blocks(LmTile::Mma(DType::I8), 128, 10, small).unwrap());
+        assert!(caps_registers_for_three_blocks(LmTile::Mma(DType::I8), 16, 10, small).unwrap());
     }
 
     #[test]
