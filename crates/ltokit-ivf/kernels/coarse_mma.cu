@@ -21,12 +21,15 @@
 #define CM_QLOADS (CM_TQ * CM_KC / CM_THREADS)  // query values a thread stages per chunk
 #define CM_CLOADS (CM_TC * CM_KC / CM_THREADS)  // centre values a thread stages per chunk
 
-// One chunk's values of this thread: element e = threadIdx.x + CM_THREADS · u of the
-// queries' 32 × 32 and the centres' 64 × 32 (row e / 32, dimension e % 32), zeros past
-// the batch, the centres or the dimension. Queries are held as their stored bits
-// (`qok`: which are real) and converted when stored.
+// One chunk's values of this thread. Queries: element e = threadIdx.x + CM_THREADS · u of
+// the 32 × 32 (row e / 32, dimension e % 32), held as their stored bits (`qok`: which are
+// real) and converted when stored. Centres: with VEC4 (a dimension divisible by 4, so
+// that every row is 16-byte aligned) four vectors of 4 — group threadIdx.x % 8 of rows
+// threadIdx.x / 8 + 16 u — else sixteen values laid out like the queries'. Zeros past the
+// batch, the centres or the dimension.
 struct CmChunk { unsigned q[CM_QLOADS]; unsigned qok; float c[CM_CLOADS]; };
 
+template <bool VEC4>
 __device__ __forceinline__ void cm_load(CmChunk& v, const unsigned char* queries, int nq, int dim,
                                         const float* centers, int n_centers, int q0, int c0, int k0) {
     const int kk = threadIdx.x % CM_KC, r0 = threadIdx.x / CM_KC;
@@ -40,10 +43,23 @@ __device__ __forceinline__ void cm_load(CmChunk& v, const unsigned char* queries
         v.q[u] = ivf_coarse_query_bits(queries, ok ? (long long)q * dim + k0 + kk : 0);
         v.qok |= (ok ? 1u : 0u) << u;
     }
-    #pragma unroll
-    for (int u = 0; u < CM_CLOADS; ++u) {
-        const int c = c0 + r0 + u * (CM_THREADS / CM_KC);
-        v.c[u] = in_dim && c < n_centers ? centers[(long long)c * dim + k0 + kk] : 0.f;
+    if (VEC4) {
+        const int g = threadIdx.x % (CM_KC / 4), rv = threadIdx.x / (CM_KC / 4);
+        const bool g_in = k0 + 4 * g < dim;
+        const float* p = centers + (long long)(c0 + rv) * dim + k0 + 4 * g;
+        const long long row16 = 16LL * dim;  // 16 centre rows, in floats
+        #pragma unroll
+        for (int u = 0; u < CM_CLOADS / 4; ++u) {
+            const float4 x = g_in && c0 + rv + 16 * u < n_centers
+                ? *reinterpret_cast<const float4*>(p + u * row16) : make_float4(0.f, 0.f, 0.f, 0.f);
+            v.c[4 * u] = x.x; v.c[4 * u + 1] = x.y; v.c[4 * u + 2] = x.z; v.c[4 * u + 3] = x.w;
+        }
+    } else {
+        #pragma unroll
+        for (int u = 0; u < CM_CLOADS; ++u) {
+            const int c = c0 + r0 + u * (CM_THREADS / CM_KC);
+            v.c[u] = in_dim && c < n_centers ? centers[(long long)c * dim + k0 + kk] : 0.f;
+        }
     }
 }
 
@@ -51,6 +67,7 @@ __device__ __forceinline__ void cm_load(CmChunk& v, const unsigned char* queries
 // (volatile, like the ldmatrix and mma asm) keeps the conversions after the products of
 // the chunk in hand, so that the loads stay in flight behind them — the compiler
 // otherwise converts right after the loads and waits for them there.
+template <bool VEC4>
 __device__ __forceinline__ void cm_store(CmChunk& v, float* qs, float* cs, int q0, int& bad) {
     const int kk = threadIdx.x % CM_KC, r0 = threadIdx.x / CM_KC;
     #pragma unroll
@@ -61,17 +78,29 @@ __device__ __forceinline__ void cm_store(CmChunk& v, float* qs, float* cs, int q
         if (!isfinite(x)) bad = min(bad, q0 + r);
         qs[r * CM_LD + kk] = x;
     }
-    #pragma unroll
-    for (int u = 0; u < CM_CLOADS; ++u) cs[(r0 + u * (CM_THREADS / CM_KC)) * CM_LD + kk] = v.c[u];
+    if (VEC4) {
+        const int g = threadIdx.x % (CM_KC / 4), rv = threadIdx.x / (CM_KC / 4);
+        #pragma unroll
+        for (int u = 0; u < CM_CLOADS / 4; ++u)
+            *reinterpret_cast<float4*>(cs + (rv + 16 * u) * CM_LD + 4 * g) =
+                make_float4(v.c[4 * u], v.c[4 * u + 1], v.c[4 * u + 2], v.c[4 * u + 3]);
+    } else {
+        #pragma unroll
+        for (int u = 0; u < CM_CLOADS; ++u) cs[(r0 + u * (CM_THREADS / CM_KC)) * CM_LD + kk] = v.c[u];
+    }
 }
 
-extern "C" __global__ void __launch_bounds__(CM_THREADS) ivf_coarse_scores_mma_kernel(
-    const unsigned char* __restrict__ queries, int nq, int dim, int metric,
-    const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers,
-    int query_base, float* __restrict__ scores, int* __restrict__ bad_query)
+#define CM_PARAMS                                                                                \
+    const unsigned char* __restrict__ queries, int nq, int dim, int metric,                     \
+    const float* __restrict__ centers, const float* __restrict__ center_norms, int n_centers,   \
+    int query_base, float* __restrict__ scores, int* __restrict__ bad_query
+#define CM_ARGS queries, nq, dim, metric, centers, center_norms, n_centers, query_base, scores, bad_query
+
+// The kernel's body for one way of loading the centres; qs and cs: the staged chunk's
+// queries (CM_TQ rows) and centres (CM_TC rows), CM_LD floats a row.
+template <bool VEC4>
+__device__ __forceinline__ void cm_scores(CM_PARAMS, float* qs, float* cs)
 {
-    __shared__ __align__(16) float qs[CM_TQ * CM_LD];
-    __shared__ __align__(16) float cs[CM_TC * CM_LD];
     const int q0 = blockIdx.x * CM_TQ, c0 = blockIdx.y * CM_TC;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     // Fragment addresses (mma.cuh): A = rows 0–7 and 8–15 of the warp's 16 queries at
@@ -87,12 +116,12 @@ extern "C" __global__ void __launch_bounds__(CM_THREADS) ivf_coarse_scores_mma_k
 
     int bad = 0x7fffffff;
     CmChunk next;
-    cm_load(next, queries, nq, dim, centers, n_centers, q0, c0, 0);
+    cm_load<VEC4>(next, queries, nq, dim, centers, n_centers, q0, c0, 0);
     for (int k0 = 0; k0 < dim; k0 += CM_KC) {
         __syncthreads();  // the previous chunk's fragments are read
-        cm_store(next, qs, cs, q0, bad);
+        cm_store<VEC4>(next, qs, cs, q0, bad);
         __syncthreads();
-        if (k0 + CM_KC < dim) cm_load(next, queries, nq, dim, centers, n_centers, q0, c0, k0 + CM_KC);
+        if (k0 + CM_KC < dim) cm_load<VEC4>(next, queries, nq, dim, centers, n_centers, q0, c0, k0 + CM_KC);
         #pragma unroll
         for (int k = 0; k < CM_KC; k += 8) {
             unsigned a[4];
@@ -124,4 +153,14 @@ extern "C" __global__ void __launch_bounds__(CM_THREADS) ivf_coarse_scores_mma_k
             }
         }
     }
+}
+
+extern "C" __global__ void __launch_bounds__(CM_THREADS) ivf_coarse_scores_mma_kernel(CM_PARAMS)
+{
+    // Rows of a dimension divisible by 4 start 16-byte aligned (the centres are one
+    // allocation): vector loads, a quarter of the load and address instructions.
+    __shared__ __align__(16) float qs[CM_TQ * CM_LD];
+    __shared__ __align__(16) float cs[CM_TC * CM_LD];
+    if (dim % 4 == 0) cm_scores<true>(CM_ARGS, qs, cs);
+    else cm_scores<false>(CM_ARGS, qs, cs);
 }

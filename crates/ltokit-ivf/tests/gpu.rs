@@ -749,8 +749,9 @@ fn a_non_finite_value_past_the_first_batch_or_part_is_named_by_its_own_index() {
 fn large_batches_score_every_centre_and_find_the_best_lists() {
     // A batch past MATRIX_MIN_QUERIES takes the score matrix and the separate selection:
     // partial tiles of queries (not a multiple of 32 or 64), centres (601) and dimensions
-    // (40, not a multiple of 32), in two query types, every coarse metric and both
-    // multiplications of the matrix (tensor cores, CUDA cores).
+    // (40 and 37: not a multiple of 32; 37 not of 4, which the tensor-core kernel loads
+    // value by value), in two query types, every coarse metric and both multiplications
+    // of the matrix (tensor cores, CUDA cores).
     use ltokit_ivf::gpu::coarse::MATRIX_MIN_QUERIES;
     let engine = engine();
     let s = seed();
@@ -760,13 +761,13 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     for arith in TileArith::ALL {
         engine.set_tile_arith(arith);
         matrices.push(engine.coarse_matrix_arith());
-        for dtype in [DType::F32, DType::U8] {
-            let base = synthetic(8_000, 40, 40, dtype, s);
+        for (dtype, dim) in [(DType::F32, 40), (DType::U8, 40), (DType::F32, 37)] {
+            let base = synthetic(8_000, dim, 40, dtype, s);
             for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
                 let index = index_with_empty_list(&base, metric, 600, s);
                 let gindex = GpuIndex::upload(&engine, &index).unwrap();
-                let queries = synthetic(nq, 40, 40, dtype, rng.next_u64());
-                let ctx = format!("{dtype:?} nq {nq} {arith:?} (seed {s})");
+                let queries = synthetic(nq, dim, 40, dtype, rng.next_u64());
+                let ctx = format!("{dtype:?} × {dim} nq {nq} {arith:?} (seed {s})");
                 assert_probes_match_cpu(&engine, &index, &gindex, &queries, &ctx);
             }
         }
@@ -788,7 +789,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
         "{err}"
     );
     println!(
-        "score-matrix coarse search ({matrices:?}): 2 types × 3 metrics × 3 probe counts match the CPU (seed {s})"
+        "score-matrix coarse search ({matrices:?}): 3 type × dimension shapes × 3 metrics × 3 probe counts match the CPU (seed {s})"
     );
 }
 
