@@ -228,23 +228,31 @@ impl Gpu {
     /// The most dynamic shared memory one block may use on this device, in bytes (the
     /// opt-in limit, e.g. 227 KiB on Hopper).
     pub fn max_shared_per_block(&self) -> Result<usize> {
-        self.ctx
-            .attribute(
-                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            )
-            .map(|v| v.max(0) as usize)
-            .map_err(|e| driver_error("shared memory limit", e))
+        self.size_attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            "shared memory limit",
+        )
     }
 
     /// The shared memory one SM holds for all its resident blocks, in bytes (228 KiB on
     /// Hopper; each block also takes 1 KiB of it for the system).
     pub fn max_shared_per_sm(&self) -> Result<usize> {
+        self.size_attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            "shared memory per SM",
+        )
+    }
+
+    /// A device attribute that counts something (a size), `what` naming it in errors.
+    fn size_attribute(
+        &self,
+        attribute: cudarc::driver::sys::CUdevice_attribute,
+        what: &str,
+    ) -> Result<usize> {
         self.ctx
-            .attribute(
-                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
-            )
+            .attribute(attribute)
             .map(|v| v.max(0) as usize)
-            .map_err(|e| driver_error("shared memory per SM", e))
+            .map_err(|e| driver_error(what, e))
     }
 
     /// The device's name, e.g. "NVIDIA H200".
