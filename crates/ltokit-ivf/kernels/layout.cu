@@ -1,7 +1,7 @@
 // Entry fragment: an index's interleaved lists laid out on the device from rows already
 // there, so that an index built on the GPU never sends its rows through the host. Row r
 // of `rows` (row_bytes each) goes to padded row slot[r] of the lists: in the layout of
-// index.rs, its chunk c (chunk_bytes: 16, or one value where the dimension has no 16-byte
+// index/mod.rs, its chunk c (chunk_bytes: 16, or one value where the dimension has no 16-byte
 // chunks) lands at byte (slot / 32) · 32 · row_bytes + (c · 32 + slot % 32) · chunk_bytes.
 // One warp a row, its lanes over the chunks; padding is left as the caller zeroed it.
 

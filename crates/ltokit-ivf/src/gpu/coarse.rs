@@ -536,6 +536,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_score_matrix_takes_the_tensor_cores_from_sm_80_unless_told_otherwise() {
+        use MatrixArith::*;
+        assert_eq!(MatrixArith::choose(9, TileArith::Mma), TensorCores);
+        assert_eq!(MatrixArith::choose(8, TileArith::Mma), TensorCores);
+        assert_eq!(MatrixArith::choose(7, TileArith::Mma), CudaCores);
+        assert_eq!(MatrixArith::choose(9, TileArith::Portable), CudaCores);
+        // The plans the bundle names (kernels/bundle.json); the tensor-core tiles give a
+        // 1,000 × 256 batch twice the blocks (128 against 64, of the H200's 132 SMs).
+        assert_eq!(TensorCores.plan(DType::U8), "coarse_scores_mma_u8");
+        assert_eq!(CudaCores.plan(DType::F16), "coarse_scores_f16");
+        let blocks = |a: MatrixArith| {
+            let (tq, tc, _) = a.tile();
+            1000usize.div_ceil(tq) * 256usize.div_ceil(tc)
+        };
+        assert_eq!((blocks(TensorCores), blocks(CudaCores)), (128, 64));
+        let kernels = coarse_kernels(DType::I8, 128, 10, (10_000, 1024), TensorCores).unwrap();
+        let names: Vec<&str> = kernels.iter().map(|k| k.plan.as_str()).collect();
+        assert_eq!(names, ["coarse_scores_mma_i8", "coarse_select_c16"]);
+    }
+
+    #[test]
     fn small_batches_split_the_centres_finely_within_the_sort_and_large_ones_do_not() {
         // One query, 1,024 centres, 20 probes: 32 splits of 32 centres (640 candidates).
         assert_eq!(coarse_splits(1, 1024, 20), 32);
