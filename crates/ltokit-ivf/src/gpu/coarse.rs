@@ -168,6 +168,7 @@ impl MatrixArith {
         }
     }
 }
+
 /// Queries a selection block takes (one warp each).
 const SELECT_QUERIES_PER_BLOCK: usize = 8;
 
