@@ -4,15 +4,6 @@
 #include "topk.cuh"
 #include "warpsort.cuh"
 
-// Order-preserving unsigned key of a score (a < b exactly when key(a) < key(b)).
-__device__ __forceinline__ unsigned select_key(float s) {
-    const unsigned b = __float_as_uint(s);
-    return b & 0x80000000u ? ~b : b | 0x80000000u;
-}
-__device__ __forceinline__ float select_score(unsigned key) {
-    return __uint_as_float(key & 0x80000000u ? key & 0x7fffffffu : ~key);
-}
-
 // The k-th smallest (1-based) of the warp's 32 · M keys (M a lane), found bit by bit
 // from the top: each round counts the keys that share the prefix found so far and have a
 // 0 in the next bit.
@@ -56,10 +47,10 @@ __device__ __forceinline__ void ivf_coarse_select_body(
     // The lane's M smallest, ascending (as keys: +inf's key where it read fewer).
     unsigned low[M];
     #pragma unroll
-    for (int m = 0; m < M; ++m) low[m] = select_key(inf);
+    for (int m = 0; m < M; ++m) low[m] = topk_score_key(inf);
     #pragma unroll 4
     for (int c = lane; c < n_centers; c += 32) {
-        unsigned v = select_key(row[c]);
+        unsigned v = topk_score_key(row[c]);
         #pragma unroll
         for (int m = 0; m < M; ++m) {
             const unsigned lo = min(low[m], v);
@@ -67,7 +58,7 @@ __device__ __forceinline__ void ivf_coarse_select_body(
             low[m] = lo;
         }
     }
-    const float bound = select_score(select_kth_key(low, n_probes));
+    const float bound = topk_key_score(select_kth_key(low, n_probes));
 
     float thr = inf;
     // n_probes ≤ 32: the list in registers (lane j: entry j), as in the fused kernel.

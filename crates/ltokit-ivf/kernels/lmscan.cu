@@ -37,13 +37,10 @@
 // bound cannot enter the query's final top k, so tiles skip it: most insertions of a
 // tile's first rows, which would otherwise rebuild each pair's top k from nothing.
 __device__ __forceinline__ unsigned int lm_bound_key(float score) {
-    const unsigned int b = __float_as_uint(score);
-    return ~(b & 0x80000000u ? ~b : b | 0x80000000u);
+    return ~topk_score_key(score);
 }
 __device__ __forceinline__ float lm_bound_score(unsigned int key) {
-    if (key == 0u) return __int_as_float(0x7f800000);
-    const unsigned int o = ~key;
-    return __uint_as_float(o & 0x80000000u ? o & 0x7fffffffu : ~o);
+    return key == 0u ? __int_as_float(0x7f800000) : topk_key_score(~key);
 }
 
 // Candidate j of slot i's step list (n of them, rows from `base` of a list of `size`):

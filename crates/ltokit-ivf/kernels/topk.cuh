@@ -11,6 +11,16 @@
 
 #define IVF_FULL 0xffffffffu
 
+// A score's order-preserving unsigned key (a < b exactly when key(a) < key(b); NaNs sort
+// past +inf), and back: for selections by bits and for atomics on scores.
+__device__ __forceinline__ unsigned topk_score_key(float s) {
+    const unsigned b = __float_as_uint(s);
+    return b & 0x80000000u ? ~b : b | 0x80000000u;
+}
+__device__ __forceinline__ float topk_key_score(unsigned key) {
+    return __uint_as_float(key & 0x80000000u ? key & 0x7fffffffu : ~key);
+}
+
 // Calls X(CAP) for every top-k capacity (powers of two up to the largest k, 1024).
 #define IVF_FOR_EACH_CAPACITY(X) X(1) X(2) X(4) X(8) X(16) X(32) X(64) X(128) X(256) X(512) X(1024)
 
