@@ -59,18 +59,26 @@ struct LmCandidates {
 };
 
 // Stages the tile's `qt` queries (slot i ← query qidx[i] of `queries`, zeros where
-// qidx[i] < 0) with their squared norms.
-extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, unsigned char* work);
+// qidx[i] < 0) with their squared norms, in a work area of `step_buffers` step buffers.
+extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, int step_buffers, unsigned char* work);
 
-// Loads the step at `rows` into this thread's registers (when its layout allows).
-extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs* regs);
+// Whether the fragment copies steps to shared memory asynchronously (cp.async, into step
+// buffer `slot`): then ivf_lm_fetch may only start once nothing reads that buffer, and
+// the host may give it two buffers (a step copied while the one before is multiplied).
+// Otherwise there is one buffer, and fetch loads into registers.
+extern "C" __device__ bool ivf_lm_async_rows();
 
-// Writes the step fetched into `regs` (or, when it could not be fetched, the step at
-// `rows`) to shared memory, with the parts of the rows' squared norms.
-extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt);
+// Starts loading the step at `rows`: into this thread's registers, or (asynchronous
+// fragments) into step buffer `slot` (when its layout allows).
+extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs* regs, unsigned char* work, int qt, int slot);
 
-// After a barrier that follows ivf_lm_store: scores every (query slot, step row) of the
-// tile with ivf_score and keeps the candidates that beat their slot's threshold in `cand`.
-// Rows past the list's end are scored too (as zero rows); the caller drops them. The
-// caller puts a barrier between this and reading the candidates.
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, LmCandidates cand);
+// Completes the step's load into step buffer `slot`: writes the step fetched into `regs`
+// (or, when it could not be fetched, the step at `rows`) to shared memory, with the parts
+// of the rows' squared norms, or waits for this thread's asynchronous copies.
+extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt, int slot);
+
+// After a barrier that follows ivf_lm_store: scores every (query slot, row) of the step
+// in buffer `slot` with ivf_score and keeps the candidates that beat their slot's
+// threshold in `cand`. Rows past the list's end are scored too (as zero rows); the caller
+// drops them. The caller puts a barrier between this and reading the candidates.
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int slot, LmCandidates cand);

@@ -22,13 +22,14 @@
 
 #define IVF_LMSCAN_PARAMS                                                                        \
     const unsigned char* __restrict__ queries, int dim, int veclen, int n_probes, int qt,       \
+    int step_buffers,                                                                           \
     const int* __restrict__ pairs, const int* __restrict__ list_start,                          \
     const int* __restrict__ tile_start, int n_lists,                                            \
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset, \
     const int* __restrict__ list_size, const long long* __restrict__ ids,                       \
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,            \
     int k, unsigned int* __restrict__ bound, float* __restrict__ out_d, long long* __restrict__ out_id
-#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, pairs, list_start, tile_start, n_lists, \
+#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, step_buffers, pairs, list_start, tile_start, n_lists, \
     data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, bound, out_d, out_id
 
 // A query's bound: the smallest k-th score any of its pairs has reached so far (a pair
@@ -106,7 +107,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     if (threadIdx.x < 4) busy_ctl[threadIdx.x] = 0;
     for (int i = warp; i < qt; i += LM_WARPS) topk_init<CAP>(top_d + i * CAP, top_pos + i * CAP, lane);
     __syncthreads();
-    ivf_lm_stage_queries(queries, qidx, qt, dim, work);
+    ivf_lm_stage_queries(queries, qidx, qt, dim, step_buffers, work);
 
     const long long off = list_offset[list];
     const int size = list_size[list];
@@ -114,21 +115,30 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     const unsigned char* rows = data + off * dim * elem_bytes;
     const int steps = (size + LM_STEP_ROWS - 1) / LM_STEP_ROWS;
     LmRegs regs;
-    ivf_lm_fetch(rows, min(2, (size + 31) / 32), dim, veclen, &regs);
+    // The next step loads while this one is multiplied — into registers, or into the other
+    // step buffer — except with one buffer that cp.async fills: then once the multiply is
+    // done, beside the top-k pass.
+    const bool fetch_early = !ivf_lm_async_rows() || step_buffers == 2;
+    ivf_lm_fetch(rows, min(2, (size + 31) / 32), dim, veclen, &regs, work, qt, 0);
     for (int st = 0; st < steps; ++st) {
         const int base = st * LM_STEP_ROWS;
+        const int slot = st & (step_buffers - 1), next_slot = (st + 1) & (step_buffers - 1);
+        const unsigned char* next_rows = rows + (st + 1) * step_bytes;
+        const int next_groups = min(2, (size - base - LM_STEP_ROWS + 31) / 32);
         int* ctl = busy_ctl + 2 * (st & 1);
         const LmCandidates cand = {thr, cand_score, cand_row, cand_count, busy, ctl, busy_flag};
-        ivf_lm_store(rows + st * step_bytes, min(2, (size - base + 31) / 32), dim, veclen, &regs, work, qt);
+        ivf_lm_store(rows + st * step_bytes, min(2, (size - base + 31) / 32), dim, veclen, &regs, work, qt, slot);
         __syncthreads();
         // The queries' bounds load while the step is multiplied (a load per query in the
         // top-k pass would wait for each in turn).
         const unsigned int my_bound = threadIdx.x < count ? bound[qidx[threadIdx.x]] : 0u;
-        if (st + 1 < steps)
-            ivf_lm_fetch(rows + (st + 1) * step_bytes, min(2, (size - base - LM_STEP_ROWS + 31) / 32), dim, veclen, &regs);
-        ivf_lm_multiply(dim, qt, work, cand);
+        if (fetch_early && st + 1 < steps)
+            ivf_lm_fetch(next_rows, next_groups, dim, veclen, &regs, work, qt, next_slot);
+        ivf_lm_multiply(dim, qt, work, slot, cand);
         if (threadIdx.x < count) qbound[threadIdx.x] = lm_bound_score(my_bound);
         __syncthreads();
+        if (!fetch_early && st + 1 < steps)
+            ivf_lm_fetch(next_rows, next_groups, dim, veclen, &regs, work, qt, next_slot);
         // The slots that kept rows go to the warps one at a time, each to the next warp
         // that comes free (how many rows a slot keeps varies widely, and every warp waits
         // at the next barrier for the last); each slot that kept none only takes its
@@ -202,11 +212,15 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     extern "C" __global__ void __launch_bounds__(LM_THREADS, (CAP <= 256 ? 2 : 1)) ivf_lmscan_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
 IVF_FOR_EACH_CAPACITY(IVF_LMSCAN_KERNEL)
 
-// The same scan capped at 80 registers a thread for three blocks an SM, for small top-k
-// lists: the host takes it where three blocks fit in an SM's shared memory and the tile's
-// arithmetic is light enough that the spilled registers cost less than the warps gained
-// (8-bit tiles; `list_major::tile::caps_registers_for_three_blocks`).
-#define IVF_LMSCAN_O3_KERNEL(CAP) \
-    extern "C" __global__ void __launch_bounds__(LM_THREADS, 3) ivf_lmscan_o3_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
-IVF_LMSCAN_O3_KERNEL(1) IVF_LMSCAN_O3_KERNEL(2) IVF_LMSCAN_O3_KERNEL(4) IVF_LMSCAN_O3_KERNEL(8)
-IVF_LMSCAN_O3_KERNEL(16) IVF_LMSCAN_O3_KERNEL(32)
+// The same scan with registers capped for more resident blocks, for small top-k lists
+// of 8-bit mma tiles: 80 registers for three blocks an SM, 64 for four. The host takes the
+// most blocks whose largest block the SM's shared memory holds that many times
+// (`list_major::tile::LmKernel::choose`); these link the tile fragment that copies rows
+// with cp.async, holding no step in registers.
+#define IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, CAP) \
+    extern "C" __global__ void __launch_bounds__(LM_THREADS, BLOCKS) ivf_lmscan_o##BLOCKS##_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
+#define IVF_LMSCAN_CAPPED_KERNELS(BLOCKS) \
+    IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 1) IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 2) IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 4) \
+    IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 8) IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 16) IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 32)
+IVF_LMSCAN_CAPPED_KERNELS(3)
+IVF_LMSCAN_CAPPED_KERNELS(4)

@@ -1,5 +1,6 @@
 // Device-function fragment: the list-major scan's tile arithmetic for one data type.
-// Defines: IVF_DTYPE_{f32,f16,i8,u8}, and LM_MMA for the sm_80 tiles. Whether the accumulator is an L2 distance or a dot
+// Defines: IVF_DTYPE_{f32,f16,i8,u8}, LM_MMA for the sm_80 tiles, and LM_ASYNC_ROWS for the 8-bit
+// mma tiles that copy their steps with cp.async (below). Whether the accumulator is an L2 distance or a dot
 // product comes from the metric fragment (ivf_metric_l2, a constant after linking), so
 // one fragment per type serves every metric.
 //
@@ -51,6 +52,15 @@ typedef unsigned char T;
 #define LM_ROW_MAJOR 1
 #endif
 
+// With LM_ASYNC_ROWS (8-bit mma tiles only: the fragments lmtile_<i8|u8>tc_async, which
+// the register-capped kernels link), the step rows go straight from global to shared
+// memory with cp.async — no rows held in registers across the multiply, which the capped
+// kernel's 80 registers would spill, and no store pass — into one of `step_buffers`
+// buffers, and the rows' norms come from the mma operands the multiply loads anyway.
+#if defined(LM_ASYNC_ROWS) && !(defined(LM_MMA) && defined(IVF_BYTES))
+#error "LM_ASYNC_ROWS is for the 8-bit mma tiles"
+#endif
+
 #define LM_WARPS (LM_THREADS / 32)
 // Values of T in one 16-byte chunk of the interleaved layout.
 #define LM_CHUNK_ELEMS (16 / (int)sizeof(T))
@@ -92,7 +102,23 @@ struct LmWork {
     Sum* qn;
     int ld;
 };
-__device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt) {
+#if defined(LM_ASYNC_ROWS)
+// cp.async tiles: qn [qt], Qs [qt][ld], then the step buffers Xs [step_buffers][64][ld];
+// `slot` picks the buffer. Every part starts 16-byte aligned (qt is a multiple of 16,
+// ld of 16 bytes), as cp.async and ldmatrix need.
+__device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt, int slot) {
+    LmWork w;
+    w.ld = lm_kpad(dim) + 16;
+    w.dots = nullptr;
+    w.xpart = nullptr;
+    w.xn = nullptr;
+    w.qn = reinterpret_cast<Sum*>(work);
+    w.qs = reinterpret_cast<T*>(w.qn + qt);
+    w.xs = w.qs + (qt + slot * LM_STEP_ROWS) * w.ld;
+    return w;
+}
+#else
+__device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt, int) {
     LmWork w;
     w.ld = lm_kpad(dim) + 16 / (int)sizeof(T);
 #if defined(LM_WMMA)
@@ -108,6 +134,7 @@ __device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt) 
     w.qn = w.xn + LM_STEP_ROWS;
     return w;
 }
+#endif
 // Where element d of step row `row` goes.
 __device__ __forceinline__ int lm_row_slot(const LmWork& w, int row, int d) { return row * w.ld + d; }
 #else
@@ -118,7 +145,7 @@ struct LmWork {
     float* xpart;
     float* qn;
 };
-__device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt) {
+__device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt, int) {
     LmWork w;
     w.qs = reinterpret_cast<float*>(work);
     w.xs = w.qs + dim * (qt + 4);
@@ -152,8 +179,8 @@ __device__ __forceinline__ Sum lm_chunk_norm(uint4 x) {
 }
 
 // ---- queries ----------------------------------------------------------------------------
-extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, unsigned char* work) {
-    const LmWork w = lm_work(work, dim, qt);
+extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, int step_buffers, unsigned char* work) {
+    const LmWork w = lm_work(work, dim, qt, 0);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const T* q = reinterpret_cast<const T*>(queries);
     const T zero = T(0);
@@ -200,9 +227,10 @@ extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, co
         if (lane == 0) w.qn[i] = part;
     }
 #if defined(LM_ROW_MAJOR)
-    // The rows' padding columns (dim .. kpad) are never written by a step: zero them once.
+    // The rows' padding columns (dim .. kpad) are never written by a step: zero them once
+    // in every step buffer (they follow one another).
     const int pad = width - dim;
-    for (int e = threadIdx.x; e < LM_STEP_ROWS * pad; e += LM_THREADS)
+    for (int e = threadIdx.x; e < step_buffers * LM_STEP_ROWS * pad; e += LM_THREADS)
         w.xs[(e / pad) * w.ld + dim + e % pad] = zero;
 #endif
 }
@@ -215,7 +243,57 @@ __device__ __forceinline__ bool lm_chunked(int dim, int veclen) {
     return veclen == LM_CHUNK_ELEMS && dim % LM_CHUNK_ELEMS == 0;
 }
 
-extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs* regs) {
+// Where chunk c of a step goes (two 32-row groups of per_group chunks each, chunk j of a
+// group holding values (j / 32) · LM_CHUNK_ELEMS … of row j % 32 = `lane`): its row and
+// first value. A step is two groups, so the group is a comparison, not a division by the
+// runtime chunk count.
+struct LmChunkAt { bool second; int row, d0; };
+__device__ __forceinline__ LmChunkAt lm_chunk_at(int c, int per_group, int lane) {
+    const bool second = c >= per_group;
+    const int in_group = second ? c - per_group : c;
+    return {second, (second ? 32 : 0) + lane, (in_group >> 5) * LM_CHUNK_ELEMS};
+}
+
+#if defined(LM_ASYNC_ROWS)
+extern "C" __device__ bool ivf_lm_async_rows() { return true; }
+
+// Starts copying the step at `rows` into step buffer `slot` (16-byte chunks, zero-filled
+// past the list's last group); ivf_lm_store waits for it. Layouts without 16-byte chunks
+// are copied by ivf_lm_store instead.
+extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs*, unsigned char* work, int qt, int slot) {
+    if (!lm_chunked(dim, veclen)) return;
+    const LmWork w = lm_work(work, dim, qt, slot);
+    const int per_group = (dim / LM_CHUNK_ELEMS) * 32;
+    const int lane = threadIdx.x % 32;
+    #pragma unroll 4
+    for (int c = threadIdx.x; c < 2 * per_group; c += LM_THREADS) {
+        const LmChunkAt at = lm_chunk_at(c, per_group, lane);
+        const bool have = c < per_group * groups;
+        const unsigned dst = (unsigned)__cvta_generic_to_shared(w.xs + lm_row_slot(w, at.row, at.d0));
+        // src-size 0 reads nothing and writes 16 zero bytes.
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                     :: "r"(dst), "l"(rows + (have ? c : 0) * 16), "r"(have ? 16 : 0) : "memory");
+    }
+}
+
+extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs*, unsigned char* work, int qt, int slot) {
+    if (lm_chunked(dim, veclen)) {
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        return;
+    }
+    // veclen 1: element (r, d) of a group at d × 32 + r.
+    const LmWork w = lm_work(work, dim, qt, slot);
+    const int lane = threadIdx.x % 32;
+    for (int c = threadIdx.x; c < dim * 32 * 2; c += LM_THREADS) {
+        const int g = c / (dim * 32);
+        const int d = (c % (dim * 32)) / 32;
+        w.xs[lm_row_slot(w, g * 32 + lane, d)] = g < groups ? reinterpret_cast<const T*>(rows)[(long long)g * 32 * dim + d * 32 + lane] : T(0);
+    }
+}
+#else
+extern "C" __device__ bool ivf_lm_async_rows() { return false; }
+
+extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs* regs, unsigned char*, int, int) {
     if (!lm_chunked(dim, veclen)) return;
     const int chunks = (dim / LM_CHUNK_ELEMS) * 32 * groups;
     const uint4* src = reinterpret_cast<const uint4*>(rows);
@@ -239,20 +317,16 @@ __device__ __forceinline__ Sum lm_put_chunk(const LmWork& w, uint4 x, int d0, in
     return lm_chunk_norm(x);
 }
 
-// Writes chunk c of a step (two 32-row groups of per_group chunks each, chunk j of a
-// group holding values (j / 32) · LM_CHUNK_ELEMS … of row j % 32 = `lane`) and adds its
-// norm part to its group's. A step is two groups, so the group is a comparison, not a
-// division by the runtime chunk count.
+// Writes chunk c of a step and adds its norm part to its group's.
 __device__ __forceinline__ void lm_put_step_chunk(const LmWork& w, uint4 x, int c, int per_group, int lane, Sum (&part)[2]) {
-    const bool second = c >= per_group;
-    const int in_group = second ? c - per_group : c;
-    const Sum p = lm_put_chunk(w, x, (in_group >> 5) * LM_CHUNK_ELEMS, (second ? 32 : 0) + lane);
-    if (second) part[1] += p;
+    const LmChunkAt at = lm_chunk_at(c, per_group, lane);
+    const Sum p = lm_put_chunk(w, x, at.d0, at.row);
+    if (at.second) part[1] += p;
     else part[0] += p;
 }
 
-extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt) {
-    const LmWork w = lm_work(work, dim, qt);
+extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt, int) {
+    const LmWork w = lm_work(work, dim, qt, 0);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     // A thread's row within its group is always `lane` (chunk counts and strides are
     // multiples of 32); its norm parts are kept per group.
@@ -285,6 +359,7 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
     w.xpart[warp * LM_STEP_ROWS + lane] = part[0];
     w.xpart[warp * LM_STEP_ROWS + 32 + lane] = part[1];
 }
+#endif
 
 // ---- products ---------------------------------------------------------------------------
 // Slot i kept its first row of the step: it joins the step's busy slots.
@@ -315,9 +390,9 @@ __device__ __forceinline__ float lm_score(Sum dot, Sum qn, Sum xn, bool l2) {
 
 #if defined(LM_WMMA)
 #include <mma.h>
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, LmCandidates cand) {
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int, LmCandidates cand) {
     using namespace nvcuda;
-    const LmWork w = lm_work(work, dim, qt);
+    const LmWork w = lm_work(work, dim, qt, 0);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int kpad = lm_kpad(dim);
     // Warp w computes the 16-row column block tn = w % 4 of the step against query tiles
@@ -408,8 +483,23 @@ __device__ __forceinline__ void lm_mma_op(Sum (&c)[4], const unsigned (&a)[4], u
 // operands; qt = 16 NT). A row block is loaded (and for f32 split) once per k step for
 // all NT products — the queries' side is the one the warps share, so splitting rows, not
 // queries, is what 3xTF32 repeats least.
+#if defined(LM_ASYNC_ROWS)
+// Adds the squares of a k step's row values this lane holds (A registers 0 and 2: row g,
+// 1 and 3: row g + 8) to its parts of the two rows' norms.
+__device__ __forceinline__ void lm_norm_parts(const unsigned (&a)[4], Sum (&xn)[2]) {
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#if defined(IVF_DTYPE_i8)
+        xn[j & 1] = __dp4a((int)a[j], (int)a[j], xn[j & 1]);
+#else
+        xn[j & 1] = (int)__dp4a(a[j], a[j], (unsigned)xn[j & 1]);
+#endif
+    }
+}
+#endif
+
 template <int NT>
-__device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[NT][4]) {
+__device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[NT][4], Sum (&xn)[2]) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     constexpr int KSTEP = 32 / (int)sizeof(T);  // values in a k step (32 bytes)
     constexpr int HALF = KSTEP / 2;             // values in one 8 × 8 matrix's row
@@ -421,6 +511,9 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
     for (int k0 = 0; k0 < kpad; k0 += KSTEP) {
         unsigned a[4];
         mma_ldsm_x4(a, xa + k0);
+#if defined(LM_ASYNC_ROWS)
+        lm_norm_parts(a, xn);
+#endif
 #if defined(IVF_DTYPE_f32)
         const MmaSplit<4> as = mma_split_all(a);
 #endif
@@ -448,12 +541,23 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
     for (int n = 0; n < NT; ++n)
         #pragma unroll
         for (int j = 0; j < 4; ++j) c[n][j] = Sum(0);
-    lm_products<NT>(dim, w, c);
+    Sum xn[2] = {0, 0};
+    lm_products<NT>(dim, w, c, xn);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
     const int r0 = (warp % 4) * 16 + g;
     const int i0 = (warp / 4) * 8 * NT + 2 * t;
+#if defined(LM_ASYNC_ROWS)
+    // The four lanes of a row group (t = 0 … 3) hold its k steps' quarters.
+    #pragma unroll
+    for (int off = 1; off < 4; off <<= 1) {
+        xn[0] += __shfl_xor_sync(0xffffffffu, xn[0], off);
+        xn[1] += __shfl_xor_sync(0xffffffffu, xn[1], off);
+    }
+    const Sum xn0 = xn[0], xn1 = xn[1];
+#else
     const Sum xn0 = lm_row_norm(w, r0), xn1 = lm_row_norm(w, r0 + 8);
+#endif
     const bool l2 = ivf_metric_l2();
     // Every accumulator scored and compared first, the outcomes as bits (no branch per
     // accumulator); the appends only where some lane of the warp kept one — after the
@@ -491,8 +595,8 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
     }
 }
 
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, LmCandidates cand) {
-    const LmWork w = lm_work(work, dim, qt);
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int slot, LmCandidates cand) {
+    const LmWork w = lm_work(work, dim, qt, slot);
     if (qt == 64) lm_mma<4>(dim, w, cand);
     else if (qt == 32) lm_mma<2>(dim, w, cand);
     else lm_mma<1>(dim, w, cand);
@@ -551,8 +655,8 @@ __device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, co
     }
 }
 
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, LmCandidates cand) {
-    const LmWork w = lm_work(work, dim, qt);
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int, LmCandidates cand) {
+    const LmWork w = lm_work(work, dim, qt, 0);
     if (qt == 64) lm_multiply<4>(dim, qt, w, cand);
     else if (qt == 32) lm_multiply<2>(dim, qt, w, cand);
     else lm_multiply<1>(dim, qt, w, cand);

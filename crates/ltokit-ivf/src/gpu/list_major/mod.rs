@@ -30,7 +30,7 @@ pub use path::{
     MIN_PAIRS_PER_LIST_F32, SHORT_LIST_FACTOR,
 };
 pub(crate) use tile::SharedMemory;
-use tile::LM_THREADS;
+use tile::{block_layout, LmKernel, LM_THREADS};
 pub use tile::{max_queries_per_tile, preferred_queries_per_tile, shared_bytes, LmTile, TileArith};
 
 /// `ivf_lmscan`'s parameters (kernels/lmscan.cu).
@@ -41,6 +41,7 @@ const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::I32,                            // veclen
         Param::I32,                            // n_probes
         Param::I32,                            // queries per tile
+        Param::I32,                            // step buffers
         Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
         Param::Buffer(Elem::I32, Extent::Any), // list_start
         Param::Buffer(Elem::I32, Extent::Any), // tile_start
@@ -77,10 +78,9 @@ const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
 ];
 
 /// The kernels of a list-major scan of `batch` = (queries, probes): lmscan, the three
-/// grouping kernels, merge. The scan is allowed the shared memory of its largest tile, up
-/// to the device's limit per block (each launch uses what its tile needs), and is the
-/// register-capped kernel where three blocks an SM pay
-/// ([`tile::caps_registers_for_three_blocks`]).
+/// grouping kernels, merge. The scan is allowed the shared memory of its largest block
+/// layout, up to the device's limit per block (each launch uses what its tile needs), and is the
+/// register-capped kernel where more blocks an SM pay ([`LmKernel::choose`]).
 pub(crate) fn list_major_kernels(
     lists: &DeviceLists,
     tile: LmTile,
@@ -92,22 +92,18 @@ pub(crate) fn list_major_kernels(
 ) -> Result<[KernelSpec; 5]> {
     let (nb, n_probes) = batch;
     let cap = capacity(k)?;
-    let capped = if tile::caps_registers_for_three_blocks(tile, lists.dim, k, shared)? {
-        "o3_"
-    } else {
-        ""
-    };
+    let kernel = LmKernel::choose(tile, lists.dim, k, shared)?;
     Ok([
         KernelSpec {
             plan: format!(
-                "lmscan_{capped}c{cap}_{}_{}_{}",
+                "lmscan_{}c{cap}_{}_{}_{}",
+                kernel.plan_prefix(),
                 tile.name(),
                 metric.name(),
                 filter.name()
             ),
             signature: LMSCAN_SIGNATURE,
-            shared: shared_bytes(tile, lists.dim, k, max_queries_per_tile(cap))?
-                .min(shared.per_block),
+            shared: largest_block(tile, lists.dim, k, kernel, shared)?,
         },
         KernelSpec {
             plan: "group_count".into(),
@@ -126,6 +122,24 @@ pub(crate) fn list_major_kernels(
         },
         merge_kernel(metric, k, nb, n_probes * k)?,
     ])
+}
+
+/// The most shared memory a list-major block of this shape takes, over the tile sizes it
+/// may run with (a smaller tile may take a second step buffer a larger one has no room
+/// for), within the device's limit per block.
+fn largest_block(
+    tile: LmTile,
+    dim: usize,
+    k: usize,
+    kernel: LmKernel,
+    shared: SharedMemory,
+) -> Result<usize> {
+    let most = max_queries_per_tile(capacity(k)?);
+    let mut largest = 0;
+    for qt in [16, 32, 64].into_iter().filter(|&qt| qt <= most) {
+        largest = largest.max(block_layout(tile, dim, k, qt, kernel, shared)?.shared_bytes);
+    }
+    Ok(largest.min(shared.per_block))
 }
 
 /// Device buffers of the grouping, reused across calls.
@@ -166,6 +180,7 @@ impl IvfGpu {
         let qt = self
             .list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
             .map_err(Error::InvalidArgument)?;
+        let shared = self.shared_limit()?;
         let [scan, count, offsets, fill, _] = list_major_kernels(
             lists,
             tile,
@@ -173,9 +188,10 @@ impl IvfGpu {
             b.filter,
             b.k,
             (b.nb, b.n_probes),
-            self.shared_limit()?,
+            shared,
         )?;
-        let scan_smem = shared_bytes(tile, lists.dim, b.k, qt)?;
+        let kernel = LmKernel::choose(tile, lists.dim, b.k, shared)?;
+        let layout = block_layout(tile, lists.dim, b.k, qt, kernel, shared)?;
         let scan_k = self
             .kernels
             .kernel(&scan.plan, scan.signature, scan.shared)?;
@@ -192,6 +208,7 @@ impl IvfGpu {
         let pairs = groups.pairs.at_least(gpu, n_pairs)?;
         let bound = groups.bound.at_least(gpu, b.nb)?;
         let (n_pairs_i, n_lists_i, qt_i) = (n_pairs as i32, n_lists as i32, qt as i32);
+        let step_buffers_i = layout.step_buffers as i32;
         let elementwise = LaunchConfig {
             grid_dim: (n_pairs.div_ceil(GROUP_THREADS).clamp(1, 4096) as u32, 1, 1),
             block_dim: (GROUP_THREADS as u32, 1, 1),
@@ -246,7 +263,7 @@ impl IvfGpu {
         let cfg = LaunchConfig {
             grid_dim: (tiles as u32, 1, 1),
             block_dim: (LM_THREADS, 1, 1),
-            shared_mem_bytes: scan_smem as u32,
+            shared_mem_bytes: layout.shared_bytes as u32,
         };
         let (cand_d, cand_i) = cand;
         let launch = Launch::on(stream, &scan_k, cfg)
@@ -255,6 +272,7 @@ impl IvfGpu {
             .scalar(&veclen_i)
             .scalar(&probes_i)
             .scalar(&qt_i)
+            .scalar(&step_buffers_i)
             .buffer(pairs)
             .buffer(list_start)
             .buffer(tile_start)

@@ -142,59 +142,159 @@ pub(crate) struct SharedMemory {
 /// Shared memory the system takes from an SM for each resident block (sm_80 on).
 const SYSTEM_SHARED_PER_BLOCK: usize = 1024;
 
-/// The top-k capacities that have a register-capped scan kernel (`ivf_lmscan_o3_c*`).
+/// The top-k capacities that have register-capped scan kernels (`ivf_lmscan_o3_c*`,
+/// `ivf_lmscan_o4_c*`).
 const MAX_CAPPED_CAPACITY: usize = 32;
 
-/// Whether a list-major scan of this shape links the kernel whose registers are capped
-/// for three blocks an SM (`lmscan_o3_*`, 80 registers a thread) instead of two (128):
-/// only 8-bit mma.sync tiles with k ≤ 32 whose largest block leaves room for three in
-/// the SM's shared memory — elsewhere the cap only spills registers. Measured on the H200
-/// (same call, every block capped at three; `docs/gpu-runs/2026-11-30-s9/3-coarse-loads/`):
-/// lowdim i8 (128 dimensions, 51 KiB a block) 11.5 → 13.0 M QPS at batch 10,000 × 10
-/// probes, 4.4 → 5.0 M at 50, batch 1,000 ±2 %; f16 (63 KiB) +1–3 % at 10,000 but −6 %
-/// at 1,000; f32 (two blocks fit) −20 %, 784-wide u8 images (one) −10 %.
-pub(crate) fn caps_registers_for_three_blocks(
-    tile: LmTile,
-    dim: usize,
-    k: usize,
-    shared: SharedMemory,
-) -> Result<bool> {
-    let cap = capacity(k)?;
-    if !matches!(tile, LmTile::Mma(DType::I8 | DType::U8)) || cap > MAX_CAPPED_CAPACITY {
-        return Ok(false);
+/// Which list-major scan kernel a shape links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LmKernel {
+    /// `lmscan_c*`: up to 128 registers a thread (two blocks an SM up to capacity 256,
+    /// one above); rows reach shared memory through registers.
+    Plain,
+    /// `lmscan_o<blocks>_c*`: registers capped for `blocks` blocks an SM (3: 80 registers,
+    /// 4: 64), rows copied with cp.async (fragment `lmtile_<i8|u8>tc_async`).
+    Capped {
+        /// Resident blocks an SM the registers allow: 3 or 4.
+        blocks: usize,
+    },
+}
+
+impl LmKernel {
+    /// The kernel for a list-major scan of this shape: capped registers only for 8-bit
+    /// mma.sync tiles with k ≤ 32, for the most blocks (four, else three) whose
+    /// largest block the SM's shared memory holds that many times — elsewhere the cap
+    /// only spills registers. Measured on the H200, same calls, two rounds each:
+    /// - three blocks against two (`docs/gpu-runs/2026-11-30-s9/3-coarse-loads/`, rows
+    ///   then through registers): lowdim i8 (128 dimensions) 11.5 → 13.0 M QPS at batch
+    ///   10,000 × 10 probes, 4.4 → 5.0 M at 50; f16 +1–3 % at 10,000 but −6 % at 1,000;
+    ///   f32 (two blocks fit) −20 %, 784-wide u8 images (one fits) −10 %;
+    /// - rows by cp.async in the capped kernel (`docs/gpu-runs/2026-11-30-s10/4-topk-ab/`,
+    ///   the 80 registers no longer spill the 32 that held a step): i8 +8–10 % at 10,000,
+    ///   +18–22 % at 1,000; for the 784-wide u8 images (not capped) cp.async was 2–8 %
+    ///   slower (`1-async-rows/`), so the plain kernel keeps the register path;
+    /// - four blocks against three (`5-four-blocks/`, 64 registers spill 24 bytes): i8
+    ///   +3 % at 5–10 probes, +7–8 % at 20–50, +4 % at batch 1,000.
+    pub(crate) fn choose(tile: LmTile, dim: usize, k: usize, shared: SharedMemory) -> Result<Self> {
+        let cap = capacity(k)?;
+        if !matches!(tile, LmTile::Mma(DType::I8 | DType::U8)) || cap > MAX_CAPPED_CAPACITY {
+            return Ok(LmKernel::Plain);
+        }
+        let largest = block_bytes(
+            tile,
+            dim,
+            k,
+            max_queries_per_tile(cap),
+            RowCopy::Async { step_buffers: 1 },
+        )?;
+        let fits = |blocks: usize| blocks * (largest + SYSTEM_SHARED_PER_BLOCK) <= shared.per_sm;
+        Ok(match [4, 3].into_iter().find(|&b| fits(b)) {
+            Some(blocks) => LmKernel::Capped { blocks },
+            None => LmKernel::Plain,
+        })
     }
-    let block = shared_bytes(tile, dim, k, max_queries_per_tile(cap))? + SYSTEM_SHARED_PER_BLOCK;
-    Ok(3 * block <= shared.per_sm)
+
+    /// The plan name's kernel prefix: `""` or `o<blocks>_`.
+    pub(crate) fn plan_prefix(self) -> String {
+        match self {
+            LmKernel::Plain => String::new(),
+            LmKernel::Capped { blocks } => format!("o{blocks}_"),
+        }
+    }
+}
+
+/// How a list-major kernel brings each step's rows to shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowCopy {
+    /// Through registers, loaded while the step before is multiplied (one step buffer).
+    Registers,
+    /// With cp.async into one of `step_buffers` buffers, the rows' norms taken from the
+    /// mma operands (the register-capped 8-bit kernels: fragment `lmtile_<i8|u8>tc_async`).
+    Async { step_buffers: usize },
 }
 
 /// Shared memory of the tile fragment (`LmWork` in lmtile.cu): the tensor-core tiles
 /// stage the queries and the step's 64 rows in their own type, one per row of `ld` = the
 /// dimension rounded up to the k step (16 values; 32 for 8-bit mma.sync) plus 16 bytes,
 /// the WMMA tiles with the step's dot products before them (qt × 68 of 4 bytes); the FMA
-/// f32 tile dimension-major, with 4 pad slots per query row; then the norms.
-fn work_bytes(tile: LmTile, dim: usize, qt: usize) -> usize {
+/// f32 tile dimension-major, with 4 pad slots per query row; then the norms. Tiles that
+/// copy rows asynchronously keep `step_buffers` steps and only the queries' norms.
+fn work_bytes(tile: LmTile, dim: usize, qt: usize, rows: RowCopy) -> usize {
     let row_major = |size: usize, k_step: usize| {
         let ld = dim.next_multiple_of(k_step) + 16 / size;
         size * (qt + 64) * ld + 4 * (8 * 64 + 64 + qt)
     };
-    match tile {
-        LmTile::F32Fma => 4 * (dim * (qt + 4) + dim * 64 + 8 * 64 + qt),
-        LmTile::Mma(dtype) if dtype.size() == 1 => row_major(1, 32),
-        LmTile::Mma(dtype) => row_major(dtype.size(), 16),
-        LmTile::Wmma(dtype) => 4 * qt * 68 + row_major(dtype.size(), 16),
+    match (tile, rows) {
+        (_, RowCopy::Async { step_buffers }) => {
+            let ld = dim.next_multiple_of(32) + 16;
+            4 * qt + (qt + 64 * step_buffers) * ld
+        }
+        (LmTile::F32Fma, _) => 4 * (dim * (qt + 4) + dim * 64 + 8 * 64 + qt),
+        (LmTile::Mma(dtype), _) if dtype.size() == 1 => row_major(1, 32),
+        (LmTile::Mma(dtype), _) => row_major(dtype.size(), 16),
+        (LmTile::Wmma(dtype), _) => 4 * qt * 68 + row_major(dtype.size(), 16),
     }
 }
 
-/// Dynamic shared memory of one list-major block of `qt` queries (the layout in
-/// lmscan.cu: top-k lists, a step's kept candidates (a score and a row byte for each of
-/// 64 rows a query), thresholds, bounds, counts and slots, then the 128-byte aligned work
-/// area).
+/// Dynamic shared memory of one list-major block of `qt` queries whose rows travel
+/// through registers — the most any kernel of the shape needs (the layout in lmscan.cu:
+/// top-k lists, a step's kept candidates (a score and a row byte for each of 64 rows a
+/// query), thresholds, bounds, counts and slots, then the 128-byte aligned work area).
 pub fn shared_bytes(tile: LmTile, dim: usize, k: usize, qt: usize) -> Result<usize> {
+    block_bytes(tile, dim, k, qt, RowCopy::Registers)
+}
+
+/// [`shared_bytes`] of a kernel that copies rows `rows`.
+fn block_bytes(tile: LmTile, dim: usize, k: usize, qt: usize, rows: RowCopy) -> Result<usize> {
     let cap = capacity(k)?;
-    // Top-k lists; candidate scores and rows; thr, qbound, counts, qidx, pair, busy; the
-    // busy counters; the busy flags.
+    // Top-k lists; candidate scores and rows; thresholds, qbound, counts, qidx, pair, busy;
+    // the busy counters; the busy flags.
     let fixed = qt * cap * 8 + qt * 64 * (4 + 1) + qt * 4 * 6 + 16 + qt;
-    Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt))
+    Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt, rows))
+}
+
+/// How a list-major block of one shape runs: its step buffers and shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockLayout {
+    /// Step buffers: 2 lets an asynchronous kernel copy the next step while it multiplies
+    /// this one; with 1 it copies the next beside the top-k pass (kernels that load rows
+    /// through registers always have 1).
+    pub step_buffers: usize,
+    /// Dynamic shared memory of the block.
+    pub shared_bytes: usize,
+}
+
+/// The block layout of a tile of `qt` queries for `kernel`: the plain kernel loads rows
+/// through registers, one step buffer; the capped kernels copy them asynchronously, and at
+/// three blocks an SM take a second step buffer where the SM still holds three (at four,
+/// measured, one buffer and the fourth block pay more than two buffers).
+pub(crate) fn block_layout(
+    tile: LmTile,
+    dim: usize,
+    k: usize,
+    qt: usize,
+    kernel: LmKernel,
+    shared: SharedMemory,
+) -> Result<BlockLayout> {
+    let blocks = match kernel {
+        LmKernel::Plain => {
+            return Ok(BlockLayout {
+                step_buffers: 1,
+                shared_bytes: shared_bytes(tile, dim, k, qt)?,
+            })
+        }
+        LmKernel::Capped { blocks } => blocks,
+    };
+    let double = block_bytes(tile, dim, k, qt, RowCopy::Async { step_buffers: 2 })?;
+    let step_buffers = if blocks == 3 && 3 * (double + SYSTEM_SHARED_PER_BLOCK) <= shared.per_sm {
+        2
+    } else {
+        1
+    };
+    Ok(BlockLayout {
+        step_buffers,
+        shared_bytes: block_bytes(tile, dim, k, qt, RowCopy::Async { step_buffers })?,
+    })
 }
 
 impl IvfGpu {
@@ -287,31 +387,96 @@ mod tests {
         assert_eq!(max_queries_per_tile(512), 16);
     }
 
+    /// An H200: 227 KiB a block, 228 KiB an SM.
+    const H200: SharedMemory = SharedMemory {
+        per_block: 227 * 1024,
+        per_sm: 228 * 1024,
+    };
+
     #[test]
-    fn only_small_8_bit_blocks_that_fit_three_to_an_sm_cap_their_registers() {
-        // An H200: 227 KiB a block, 228 KiB an SM.
-        let h200 = SharedMemory {
-            per_block: 227 * 1024,
-            per_sm: 228 * 1024,
-        };
-        let capped = |tile, dim, k| caps_registers_for_three_blocks(tile, dim, k, h200).unwrap();
-        // 128-dimensional i8 (about 51 KiB a block of 64 queries): three fit.
-        assert!(capped(LmTile::Mma(DType::I8), 128, 10));
-        assert!(capped(LmTile::Mma(DType::U8), 128, 32));
+    fn only_small_8_bit_blocks_cap_their_registers_for_as_many_blocks_as_fit() {
+        let kernel = |tile, dim, k, shared| LmKernel::choose(tile, dim, k, shared).unwrap();
+        let four = LmKernel::Capped { blocks: 4 };
+        let three = LmKernel::Capped { blocks: 3 };
+        // 128-dimensional 8-bit (48 KiB a block of 64 queries with one buffer): four fit.
+        assert_eq!(kernel(LmTile::Mma(DType::I8), 128, 10, H200), four);
+        assert_eq!(kernel(LmTile::Mma(DType::U8), 128, 32, H200), four);
+        assert_eq!(four.plan_prefix(), "o4_");
+        // 256-dimensional (about 65 KiB): three.
+        assert_eq!(kernel(LmTile::Mma(DType::I8), 256, 10, H200), three);
         // 784-dimensional u8 (about 125 KiB): one fits; k past 32: no capped kernel.
-        assert!(!capped(LmTile::Mma(DType::U8), 784, 10));
-        assert!(!capped(LmTile::Mma(DType::I8), 128, 33));
+        assert_eq!(
+            kernel(LmTile::Mma(DType::U8), 784, 10, H200),
+            LmKernel::Plain
+        );
+        assert_eq!(
+            kernel(LmTile::Mma(DType::I8), 128, 33, H200),
+            LmKernel::Plain
+        );
+        assert_eq!(LmKernel::Plain.plan_prefix(), "");
         // Other tiles never (measured slower: f32 −20 %, f16 mixed).
-        assert!(!capped(LmTile::Mma(DType::F32), 16, 10));
-        assert!(!capped(LmTile::Mma(DType::F16), 16, 10));
-        assert!(!capped(LmTile::Wmma(DType::I8), 16, 10));
-        // A GPU with 128 KiB an SM: 128-dimensional i8 no longer, 16-dimensional still.
+        for tile in [
+            LmTile::Mma(DType::F32),
+            LmTile::Mma(DType::F16),
+            LmTile::Wmma(DType::I8),
+            LmTile::F32Fma,
+        ] {
+            assert_eq!(kernel(tile, 16, 10, H200), LmKernel::Plain);
+        }
+        // A GPU with 160 KiB an SM: 128-dimensional i8 at three; with 128 KiB, not at all
+        // (16-dimensional: three).
+        let mid = SharedMemory {
+            per_block: 99 * 1024,
+            per_sm: 160 * 1024,
+        };
+        assert_eq!(kernel(LmTile::Mma(DType::I8), 128, 10, mid), three);
         let small = SharedMemory {
             per_block: 99 * 1024,
             per_sm: 128 * 1024,
         };
-        assert!(!caps_registers_for_three_blocks(LmTile::Mma(DType::I8), 128, 10, small).unwrap());
-        assert!(caps_registers_for_three_blocks(LmTile::Mma(DType::I8), 16, 10, small).unwrap());
+        assert_eq!(
+            kernel(LmTile::Mma(DType::I8), 128, 10, small),
+            LmKernel::Plain
+        );
+        assert_eq!(kernel(LmTile::Mma(DType::I8), 16, 10, small), three);
+    }
+
+    #[test]
+    fn capped_kernels_copy_rows_async_with_a_second_buffer_only_at_three_blocks() {
+        let registers = shared_bytes(LmTile::Mma(DType::I8), 128, 10, 64).unwrap();
+        let row_norms = 4 * (8 * 64 + 64);
+        let layout = |kernel, shared| {
+            block_layout(LmTile::Mma(DType::I8), 128, 10, 64, kernel, shared).unwrap()
+        };
+        // Four blocks: one buffer, no row norms (they come from the mma operands).
+        let four = layout(LmKernel::Capped { blocks: 4 }, H200);
+        assert_eq!(four.step_buffers, 1);
+        assert_eq!(four.shared_bytes, registers - row_norms);
+        assert!(4 * (four.shared_bytes + 1024) <= H200.per_sm);
+        // Three: a second buffer of 64 × 144 bytes where three still fit.
+        let three = layout(LmKernel::Capped { blocks: 3 }, H200);
+        assert_eq!(three.step_buffers, 2);
+        assert_eq!(three.shared_bytes, registers - row_norms + 64 * 144);
+        let tight = SharedMemory {
+            per_block: 99 * 1024,
+            per_sm: 160 * 1024,
+        };
+        assert_eq!(
+            layout(LmKernel::Capped { blocks: 3 }, tight).step_buffers,
+            1
+        );
+        // The plain kernel: rows through registers, one buffer, the register layout.
+        for (tile, dim) in [
+            (LmTile::Mma(DType::U8), 784),
+            (LmTile::Mma(DType::F32), 16),
+            (LmTile::Mma(DType::F16), 16),
+            (LmTile::F32Fma, 16),
+            (LmTile::Wmma(DType::U8), 16),
+        ] {
+            let l = block_layout(tile, dim, 10, 64, LmKernel::Plain, H200).unwrap();
+            assert_eq!(l.step_buffers, 1);
+            assert_eq!(l.shared_bytes, shared_bytes(tile, dim, 10, 64).unwrap());
+        }
     }
 
     #[test]
