@@ -203,6 +203,48 @@ impl LmKernel {
     }
 }
 
+/// Blocks of `qt` queries an SM holds at once: as many as its shared memory takes, at most
+/// what the kernel's registers allow (the plain kernel two up to capacity 256, else one).
+fn resident_blocks(
+    tile: LmTile,
+    dim: usize,
+    k: usize,
+    qt: usize,
+    shared: SharedMemory,
+) -> Result<usize> {
+    let kernel = LmKernel::choose(tile, dim, k, shared)?;
+    let registers = match kernel {
+        LmKernel::Plain if capacity(k)? <= 256 => 2,
+        LmKernel::Plain => 1,
+        LmKernel::Capped { blocks } => blocks,
+    };
+    let bytes = block_layout(tile, dim, k, qt, kernel, shared)?.shared_bytes;
+    Ok((shared.per_sm / (bytes + SYSTEM_SHARED_PER_BLOCK)).min(registers))
+}
+
+/// `qt`, or half of it where a block of `qt` queries is alone on its SM and two blocks of
+/// half as many fit: each block's barriers then leave the other's warps to run. Measured
+/// on the H200 (`docs/gpu-runs/2026-11-30-s10/6-tile-occupancy/`, tile sizes forced, two
+/// rounds): the 784-wide u8 images at batch 10,000 (one block of 64 an SM, two of 32)
+/// ran 1.19–1.27× faster with 32 (2 to 20 probes) and 1.05–1.18× with 16 than with 64;
+/// where 64 already shares the SM (i8 at four blocks, f16 at two) 32 was 8–25 % slower.
+fn spread_over_two_blocks(
+    tile: LmTile,
+    dim: usize,
+    k: usize,
+    qt: usize,
+    shared: SharedMemory,
+) -> Result<usize> {
+    if qt > 16
+        && resident_blocks(tile, dim, k, qt, shared)? == 1
+        && resident_blocks(tile, dim, k, qt / 2, shared)? >= 2
+    {
+        Ok(qt / 2)
+    } else {
+        Ok(qt)
+    }
+}
+
 /// How a list-major kernel brings each step's rows to shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RowCopy {
@@ -321,8 +363,9 @@ impl IvfGpu {
     }
 
     /// The queries per tile a list-major scan of this shape runs with on this device
-    /// (the preferred number, lowered until the block fits the shared memory), or why it
-    /// cannot run.
+    /// (the preferred number, lowered until the block fits the shared memory, then
+    /// halved where that takes an SM from one resident block to two:
+    /// [`spread_over_two_blocks`]), or why it cannot run.
     pub fn list_major_tile(
         &self,
         dtype: DType,
@@ -332,13 +375,14 @@ impl IvfGpu {
         n_lists: usize,
     ) -> Result<std::result::Result<usize, String>> {
         let cap = capacity(k)?;
-        let limit = self.shared_limit()?.per_block;
+        let shared = self.shared_limit()?;
+        let limit = shared.per_block;
         let tile = self.list_major_tile_arithmetic(dtype);
         let mut qt = preferred_queries_per_tile(cap, n_pairs, n_lists);
         loop {
             let need = shared_bytes(tile, dim, k, qt)?;
             if need <= limit {
-                return Ok(Ok(qt));
+                return Ok(Ok(spread_over_two_blocks(tile, dim, k, qt, shared)?));
             }
             if qt == 16 {
                 return Ok(Err(format!(
@@ -439,6 +483,32 @@ mod tests {
             LmKernel::Plain
         );
         assert_eq!(kernel(LmTile::Mma(DType::I8), 16, 10, small), three);
+    }
+
+    #[test]
+    fn tiles_alone_on_their_sm_are_halved_where_two_then_fit() {
+        let spread = |tile, dim, qt| spread_over_two_blocks(tile, dim, 10, qt, H200).unwrap();
+        // 784-wide u8 (plain kernel): one block of 64 queries an SM, two of 32.
+        assert_eq!(
+            resident_blocks(LmTile::Mma(DType::U8), 784, 10, 64, H200).unwrap(),
+            1
+        );
+        assert_eq!(
+            resident_blocks(LmTile::Mma(DType::U8), 784, 10, 32, H200).unwrap(),
+            2
+        );
+        assert_eq!(spread(LmTile::Mma(DType::U8), 784, 64), 32);
+        // Already two or more: unchanged (i8 at four, f16 and f32 at two); 16 stays.
+        assert_eq!(
+            resident_blocks(LmTile::Mma(DType::I8), 128, 10, 64, H200).unwrap(),
+            4
+        );
+        assert_eq!(spread(LmTile::Mma(DType::I8), 128, 64), 64);
+        assert_eq!(spread(LmTile::Mma(DType::F16), 128, 64), 64);
+        assert_eq!(spread(LmTile::Mma(DType::F32), 128, 64), 64);
+        assert_eq!(spread(LmTile::Mma(DType::U8), 784, 16), 16);
+        // A row so wide that half the tile is still alone: unchanged.
+        assert_eq!(spread(LmTile::Mma(DType::U8), 2048, 32), 32);
     }
 
     #[test]
