@@ -928,3 +928,52 @@ fn an_index_built_on_the_device_is_the_host_layout_of_its_assignment() {
          training rows gathered on the device = the host's"
     );
 }
+
+#[test]
+#[ignore = "needs a GPU"]
+fn kernels_linked_ahead_of_the_engine_are_found_in_its_disk_cache() {
+    use ltokit::cache::Level;
+    use ltokit::Target;
+    use ltokit_ivf::gpu::{bundle, IndexShape, LinkAhead};
+    keep_the_cuda_cache_in_temp();
+    let dir = std::env::temp_dir().join(format!("ltokit-ivf-link-ahead-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = CacheConfig::in_dir(&dir);
+    let shape = IndexShape {
+        dtype: DType::U8,
+        dim: 40,
+        metric: Metric::L2,
+        n_lists: 16,
+    };
+    let ahead = LinkAhead::start(&config, 0, shape, None);
+    let plans = ahead.plans().to_vec();
+    assert!(plans.len() >= 5, "{plans:?}");
+    ahead.wait();
+    // The engine opened afterwards (its own cache, same directory) finds every one of
+    // them on disk under its own keys: the target and linker agree, nothing links again.
+    let gpu = Arc::new(Gpu::open(0).unwrap());
+    let target = Target::native(gpu.compute_capability());
+    let engine = IvfGpu::new(gpu, config).unwrap();
+    let bundle = bundle().unwrap();
+    for name in &plans {
+        let (_, level) = engine
+            .cache()
+            .cubin(&bundle.plan(name, target).unwrap())
+            .unwrap();
+        assert_eq!(level, Level::L2, "{name}");
+    }
+    // And an index of that shape builds and searches from them.
+    let base = synthetic(2_000, 40, 16, DType::U8, seed());
+    let params = KMeansParams {
+        n_lists: 16,
+        ..Default::default()
+    };
+    let (gindex, _) = ltokit_ivf::build::build_on_gpu(&engine, &base, Metric::L2, &params).unwrap();
+    let found = gindex.search(&engine, &base, 10, 4, &Filter::None).unwrap();
+    assert_eq!(found.ids_of(0).len(), 10);
+    println!(
+        "linked ahead of the engine and found on its disk: {} plans",
+        plans.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

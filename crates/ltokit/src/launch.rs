@@ -199,6 +199,36 @@ impl Gpu {
         })
     }
 
+    /// The compute capability of GPU `ordinal`, read without creating its context (the
+    /// driver initialised, two device attributes): what linking kernels for the GPU
+    /// needs, so that a process can link them while its context is being created.
+    pub fn probe_compute_capability(ordinal: usize) -> Result<ComputeCapability> {
+        let count = Self::count()?;
+        if ordinal >= count {
+            return Err(Error::Driver(format!(
+                "GPU {ordinal} does not exist ({count} found)"
+            )));
+        }
+        cudarc::driver::result::init().map_err(|e| driver_error("cuInit", e))?;
+        let device = cudarc::driver::result::device::get(ordinal as i32)
+            .map_err(|e| driver_error("cuDeviceGet", e))?;
+        let attribute = |attribute, what| {
+            // SAFETY: `device` was returned by cuDeviceGet above, after cuInit.
+            unsafe { cudarc::driver::result::device::get_attribute(device, attribute) }
+                .map_err(|e| driver_error(what, e))
+        };
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let major = attribute(
+            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            "compute capability",
+        )?;
+        let minor = attribute(
+            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+            "compute capability",
+        )?;
+        Ok(ComputeCapability::new(major as u32, minor as u32))
+    }
+
     /// Wraps a context and stream the caller already has (its own cudarc objects):
     /// ltokit loads modules into that context and launches on that stream.
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Gpu> {

@@ -8,7 +8,10 @@ use std::time::Instant;
 use anyhow::Context;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{parse_synthetic, read_vectors, synthetic_pair};
-use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, ScanPath, TileArith, EXACT_CHUNK};
+use ltokit_ivf::gpu::{
+    DeviceLists, FirstSearch, GpuIndex, IndexShape, IvfGpu, LinkAhead, ScanPath, TileArith,
+    EXACT_CHUNK,
+};
 use ltokit_ivf::kmeans::KMeansParams;
 use ltokit_ivf::{Filter, IvfIndex, Matrix, Metric};
 
@@ -118,6 +121,18 @@ fn engine(cache: &CacheArgs) -> anyhow::Result<IvfGpu> {
     Ok(IvfGpu::new(gpu, cache.config()?)?)
 }
 
+/// [`engine`], with the kernels an index of `shape` needs first (its build on the device,
+/// the search `first`) linking into the disk cache while the GPU's context is created
+/// ([`LinkAhead`]; the links are waited for when the returned handle drops).
+fn engine_linking_ahead(
+    cache: &CacheArgs,
+    shape: IndexShape,
+    first: FirstSearch,
+) -> anyhow::Result<(IvfGpu, LinkAhead)> {
+    let ahead = LinkAhead::start(&cache.config()?, 0, shape, Some(first));
+    Ok((engine(cache)?, ahead))
+}
+
 fn load(
     spec: &str,
     seed: u64,
@@ -177,7 +192,18 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
             let scan = ScanPath::parse(&scan)?;
             let index = IvfIndex::load(&index)?;
             let (queries, _) = load(&queries, 43, None)?;
-            let engine = engine(&cache)?;
+            let shape = IndexShape {
+                dtype: index.dtype,
+                dim: index.dim,
+                metric: index.metric,
+                n_lists: index.n_lists(),
+            };
+            let first = FirstSearch {
+                k,
+                n_probes: probes,
+                batch: queries.rows,
+            };
+            let (engine, _links) = engine_linking_ahead(&cache, shape, first)?;
             let gindex = GpuIndex::upload(&engine, &index)?;
             gindex.set_scan_path(scan);
             let started = Instant::now();
@@ -331,7 +357,18 @@ fn bench(
         base.dim
     );
     let started = Instant::now();
-    let engine = engine(cache)?;
+    let shape = IndexShape {
+        dtype: base.dtype,
+        dim: base.dim,
+        metric,
+        n_lists: lists,
+    };
+    let first = FirstSearch {
+        k,
+        n_probes: probe_list.first().copied().unwrap_or(1),
+        batch: batches.first().copied().unwrap_or(1),
+    };
+    let (engine, _links) = engine_linking_ahead(cache, shape, first)?;
     engine.set_tile_arith(tile_arith);
     let context_s = started.elapsed().as_secs_f64();
     // The build, until the index is searchable on the GPU.

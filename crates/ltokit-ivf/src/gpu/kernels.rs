@@ -227,7 +227,7 @@ impl KernelSet {
 /// (one on a 2-core machine, as before; 4 on a 16-core GPU host, where a 0.07 s build of
 /// a small index otherwise ends long before its first search's kernels, linked one after
 /// another, are ready).
-fn in_order_link_workers() -> usize {
+pub(crate) fn in_order_link_workers() -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get() / 4)
         .clamp(1, 4)

@@ -19,6 +19,7 @@
 pub mod coarse;
 mod kernels;
 pub mod kmeans;
+pub mod link_ahead;
 pub mod list_major;
 pub mod lists;
 mod merge;
@@ -41,9 +42,10 @@ use crate::metric::{Filter, Metric};
 
 pub use coarse::{DeviceCenters, MatrixArith};
 pub(crate) use kernels::KernelSpec;
+pub use link_ahead::{IndexShape, LinkAhead};
 pub use list_major::{LmTile, ScanPath, TileArith};
 pub use lists::DeviceLists;
-pub use search::GpuIndex;
+pub use search::{FirstSearch, GpuIndex};
 
 /// Largest k (and n_probes) supported.
 pub const MAX_K: usize = 1024;

@@ -116,6 +116,7 @@ impl GpuIndex {
             self.metric,
             self.n_lists,
             engine.coarse_matrix_arith(),
+            None,
         )?;
         let n_probes = 16.min(self.n_lists);
         if engine
@@ -502,7 +503,14 @@ impl IvfGpu {
         metric: Metric,
         n_lists: usize,
     ) {
-        match likely_first_kernels(dtype, dim, metric, n_lists, self.coarse_matrix_arith()) {
+        match likely_first_kernels(
+            dtype,
+            dim,
+            metric,
+            n_lists,
+            self.coarse_matrix_arith(),
+            None,
+        ) {
             Ok(specs) => self.prepare_in_background_in_order(&specs),
             Err(e) => tracing::debug!("no kernels linked ahead of the first search: {e}"),
         }
@@ -529,33 +537,43 @@ const FIRST_K: usize = 10;
 /// Queries of the batch most indexes see first.
 const FIRST_BATCH: usize = 10_000;
 
+/// The first search a program will run, where it knows it (k, probes, queries per batch):
+/// its kernels are then linked first, ahead of the likely others
+/// ([`crate::gpu::LinkAhead::start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FirstSearch {
+    /// Neighbours per query.
+    pub k: usize,
+    /// Lists probed per query.
+    pub n_probes: usize,
+    /// Queries per batch.
+    pub batch: usize,
+}
+
 /// The kernels of the search most indexes of `dtype` × `dim` over `n_lists` lists see first,
 /// in the order they are worth linking ahead of it: k = 10 over a batch of 10,000 queries
 /// — the per-query scan and its merge (what auto runs while the list-major kernel loads),
 /// the coarse search (its score matrix multiplied by `matrix`) and selection for 8, 16,
-/// 32, 4, 2 and 64 probes.
+/// 32, 4, 2 and 64 probes. With `first`, its k, batch and probe count (its selection
+/// before the others) instead.
 pub(crate) fn likely_first_kernels(
     dtype: DType,
     dim: usize,
     metric: Metric,
     n_lists: usize,
     matrix: MatrixArith,
+    first: Option<FirstSearch>,
 ) -> Result<Vec<KernelSpec>> {
+    let (k, batch) = first.map_or((FIRST_K, FIRST_BATCH), |f| (f.k, f.batch.max(1)));
     let mut specs = vec![
-        scan_kernel(
-            dtype,
-            dim,
-            veclen(dtype, dim),
-            metric,
-            &Filter::None,
-            FIRST_K,
-        )?,
-        merge_kernel(metric, FIRST_K, FIRST_BATCH, FIRST_K)?,
+        scan_kernel(dtype, dim, veclen(dtype, dim), metric, &Filter::None, k)?,
+        merge_kernel(metric, k, batch, k)?,
     ];
-    for n_probes in [8, 16, 32, 4, 2, 64] {
+    let known = first.map(|f| f.n_probes.clamp(1, n_lists));
+    for n_probes in known.into_iter().chain([8, 16, 32, 4, 2, 64]) {
         if n_probes <= n_lists {
             // The score matrix is the same plan for every probe count: listed once.
-            for spec in coarse_kernels(dtype, dim, n_probes, (FIRST_BATCH, n_lists), matrix)? {
+            for spec in coarse_kernels(dtype, dim, n_probes, (batch, n_lists), matrix)? {
                 if !specs.iter().any(|s| s.plan == spec.plan) {
                     specs.push(spec);
                 }
@@ -584,7 +602,8 @@ mod tests {
                 .flat_map(|m| matrices.map(|a| (m, a)))
             {
                 for (dim, n_lists) in [(128, 1024), (784, 256), (20, 8)] {
-                    let specs = likely_first_kernels(dtype, dim, metric, n_lists, matrix).unwrap();
+                    let specs =
+                        likely_first_kernels(dtype, dim, metric, n_lists, matrix, None).unwrap();
                     // Scan, merge and at least one coarse search; no probe count past the
                     // lists (8 lists: 8, 4 and 2 probes only).
                     assert!(specs.len() >= 4, "{dtype:?} {metric:?}: {}", specs.len());
@@ -601,8 +620,15 @@ mod tests {
             }
         }
         // A small index gets no selection for more probes than it has lists.
-        let small =
-            likely_first_kernels(DType::F32, 20, Metric::L2, 8, MatrixArith::TensorCores).unwrap();
+        let small = likely_first_kernels(
+            DType::F32,
+            20,
+            Metric::L2,
+            8,
+            MatrixArith::TensorCores,
+            None,
+        )
+        .unwrap();
         assert!(small.iter().all(|s| !s.plan.ends_with("_c16")
             && !s.plan.contains("select_c32")
             && !s.plan.contains("select_c64")));
