@@ -221,8 +221,10 @@ mod tests {
         assert!(LinkAhead::start(&CacheConfig::default(), 0, shape, None)
             .threads
             .is_empty());
-        let dir = tempfile::tempdir().unwrap();
-        let strict = CacheConfig::in_dir(dir.path()).with_jit(false);
+        // Strict mode returns before anything touches the directory.
+        let unused = std::env::temp_dir().join("ltokit-ivf-link-ahead-never-written");
+        let strict = CacheConfig::in_dir(&unused).with_jit(false);
         assert!(LinkAhead::start(&strict, 0, shape, None).threads.is_empty());
+        assert!(!unused.exists());
     }
 }

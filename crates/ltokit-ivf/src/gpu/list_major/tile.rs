@@ -170,11 +170,11 @@ impl LmKernel {
     ///   10,000 × 10 probes, 4.4 → 5.0 M at 50; f16 +1–3 % at 10,000 but −6 % at 1,000;
     ///   f32 (two blocks fit) −20 %, 784-wide u8 images (one fits) −10 %;
     /// - rows by cp.async in the capped kernel (`docs/gpu-runs/2026-11-30-s10/4-topk-ab/`,
-    ///   the 80 registers no longer spill the 32 that held a step): i8 +8–10 % at 10,000,
-    ///   +18–22 % at 1,000; for the 784-wide u8 images (not capped) cp.async was 2–8 %
+    ///   the 80 registers no longer spill the 32 that held a step): i8 +9–11 % at 10,000,
+    ///   +14–22 % at 1,000; for the 784-wide u8 images (not capped) cp.async was 2–11 %
     ///   slower (`1-async-rows/`), so the plain kernel keeps the register path;
     /// - four blocks against three (`5-four-blocks/`, 64 registers spill 24 bytes): i8
-    ///   +3 % at 5–10 probes, +7–8 % at 20–50, +4 % at batch 1,000.
+    ///   +3 % at 5–10 probes, +7–8 % at 20–50, +4–5 % at batch 1,000.
     pub(crate) fn choose(tile: LmTile, dim: usize, k: usize, shared: SharedMemory) -> Result<Self> {
         let cap = capacity(k)?;
         if !matches!(tile, LmTile::Mma(DType::I8 | DType::U8)) || cap > MAX_CAPPED_CAPACITY {
@@ -226,8 +226,8 @@ fn resident_blocks(
 /// half as many fit: each block's barriers then leave the other's warps to run. Measured
 /// on the H200 (`docs/gpu-runs/2026-11-30-s10/6-tile-occupancy/`, tile sizes forced, two
 /// rounds): the 784-wide u8 images at batch 10,000 (one block of 64 an SM, two of 32)
-/// ran 1.19–1.27× faster with 32 (2 to 20 probes) and 1.05–1.18× with 16 than with 64;
-/// where 64 already shares the SM (i8 at four blocks, f16 at two) 32 was 8–25 % slower.
+/// ran 1.18–1.24× faster with 32 than with 64 (2 to 20 probes; 16: 0.87–1.19×); where
+/// 64 already shares the SM (i8 at four blocks, f16 at two) 32 was 9–25 % slower.
 fn spread_over_two_blocks(
     tile: LmTile,
     dim: usize,
