@@ -1,5 +1,7 @@
-//! The list-major tile: which arithmetic it links ([`LmTile`], [`TileArith`]), how many
-//! queries it holds, and the shared memory a block of it needs.
+//! The list-major tile: which arithmetic it links ([`LmTile`], [`TileArith`]), which
+//! kernel runs it (registers capped for more blocks an SM or not, [`LmKernel`]), how many
+//! queries it holds (for the batch's shape and the SM's occupancy), and the shared memory
+//! and step buffers a block of it takes ([`BlockLayout`]).
 
 use ltokit::{Error, Result};
 
