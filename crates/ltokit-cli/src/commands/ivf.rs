@@ -368,7 +368,7 @@ fn bench(
         n_probes: probe_list.first().copied().unwrap_or(1),
         batch: batches.first().copied().unwrap_or(1),
     };
-    let (engine, _links) = engine_linking_ahead(cache, shape, first)?;
+    let (engine, links) = engine_linking_ahead(cache, shape, first)?;
     engine.set_tile_arith(tile_arith);
     let context_s = started.elapsed().as_secs_f64();
     // The build, until the index is searchable on the GPU.
@@ -518,6 +518,7 @@ fn bench(
         }
     }
     let stats = engine.cache().stats();
+    let linked_ahead = links.wait();
     let batch = batches
         .iter()
         .map(|b| b.to_string())
@@ -530,7 +531,7 @@ fn bench(
             "tile_arith": tile_arith.name(),
             "context_s": context_s, "build_s": build_s, "build_on": if build_on_device { "device" } else { "host" },
             "build_on_device_s": build_times.on_device(), "build_breakdown_s": build_times, "ground_truth_s": truth_s, "first_search_ms": first_search_ms,
-            "results": rows, "cache": stats,
+            "results": rows, "cache": stats, "linked_ahead": linked_ahead,
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {

@@ -14,6 +14,7 @@ use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 
+use ltokit::cache::stats::Stats;
 use ltokit::cache::{CacheConfig, KernelCache};
 use ltokit::launch::Gpu;
 use ltokit::{Result, Target};
@@ -43,6 +44,7 @@ pub struct IndexShape {
 /// end inside nvJitLink: see [`super::IvfGpu`]'s drop).
 pub struct LinkAhead {
     plans: Vec<String>,
+    cache: Option<Arc<KernelCache>>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -63,6 +65,7 @@ impl LinkAhead {
     ) -> LinkAhead {
         let none = LinkAhead {
             plans: Vec::new(),
+            cache: None,
             threads: Vec::new(),
         };
         if cache.dir.is_none() || !cache.jit {
@@ -103,6 +106,7 @@ impl LinkAhead {
             .collect();
         LinkAhead {
             plans: names,
+            cache: Some(cache),
             threads,
         }
     }
@@ -112,9 +116,11 @@ impl LinkAhead {
         &self.plans
     }
 
-    /// Waits for the links started.
-    pub fn wait(mut self) {
+    /// Waits for the links started; returns their cache's counters (links made, their
+    /// time, plans found already on disk), which the engine's own cache does not count.
+    pub fn wait(mut self) -> Stats {
         self.join();
+        self.cache.as_ref().map(|c| c.stats()).unwrap_or_default()
     }
 
     fn join(&mut self) {
@@ -224,7 +230,9 @@ mod tests {
         // Strict mode returns before anything touches the directory.
         let unused = std::env::temp_dir().join("ltokit-ivf-link-ahead-never-written");
         let strict = CacheConfig::in_dir(&unused).with_jit(false);
-        assert!(LinkAhead::start(&strict, 0, shape, None).threads.is_empty());
+        let strict_links = LinkAhead::start(&strict, 0, shape, None);
+        assert!(strict_links.threads.is_empty() && strict_links.plans().is_empty());
+        assert_eq!(strict_links.wait(), Stats::default());
         assert!(!unused.exists());
     }
 }
