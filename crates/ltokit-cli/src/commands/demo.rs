@@ -15,7 +15,8 @@ use ltokit::launch::{self, Gpu};
 use ltokit::Target;
 use ltokit_ivf::data::synthetic_pair;
 use ltokit_ivf::gpu::{
-    bundle, bundle_file_bytes, coarse_plan_name, plan_names, DeviceLists, IvfGpu, EXACT_CHUNK,
+    bundle, bundle_file_bytes, coarse_plan_name, plan_names, DeviceLists, FirstSearch, IndexShape,
+    IvfGpu, LinkAhead, EXACT_CHUNK,
 };
 use ltokit_ivf::index::veclen;
 use ltokit_ivf::kmeans::KMeansParams;
@@ -31,6 +32,8 @@ const DIM: usize = 128;
 const QUERIES: usize = 5_000;
 const LISTS: usize = 256;
 const K: usize = 10;
+/// The probe counts searched, the first one first.
+const PROBES: [usize; 3] = [4, 16, 64];
 
 /// Runs the demo, writing linked kernels under `out_dir`.
 pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
@@ -50,18 +53,32 @@ pub fn run(out_dir: &Path) -> anyhow::Result<ExitCode> {
         Some(d) => outln!("kernel cache: {}", d.display()),
         None => outln!("kernel cache: disk cache off (LTOKIT_CACHE=off)"),
     }
+    // With a GPU, the kernels of the build and the first search link while its context is
+    // created (nothing starts without one).
+    let shape = IndexShape {
+        dtype: DType::F32,
+        dim: DIM,
+        metric: Metric::L2,
+        n_lists: LISTS,
+    };
+    let first = FirstSearch {
+        k: K,
+        n_probes: PROBES[0],
+        batch: QUERIES,
+    };
+    let links = LinkAhead::start(&config, 0, shape, Some(first));
     let gpu = if launch::driver_available() {
         Gpu::open(0).ok()
     } else {
         None
     };
     match gpu {
-        Some(gpu) => with_gpu(Arc::new(gpu), config),
+        Some(gpu) => with_gpu(Arc::new(gpu), config, links),
         None => without_gpu(config, out_dir),
     }
 }
 
-fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig) -> anyhow::Result<ExitCode> {
+fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig, links: LinkAhead) -> anyhow::Result<ExitCode> {
     outln!(
         "GPU: {} (compute capability {})",
         gpu.name(),
@@ -83,7 +100,7 @@ fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig) -> anyhow::Result<ExitCode> {
     let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK)?;
     let truth = engine.exact(&flat, Metric::L2, &Filter::None, &queries, K)?;
     let mut first = true;
-    for n_probes in [4, 16, 64] {
+    for n_probes in PROBES {
         let started = Instant::now();
         let found = gindex.search(&engine, &queries, K, n_probes, &Filter::None)?;
         let first_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -101,8 +118,9 @@ fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig) -> anyhow::Result<ExitCode> {
         first = false;
     }
     let s = engine.cache().stats();
-    outln!("kernels this run: {} linked by nvJitLink, {} loaded from the disk cache, {} in-process hits", s.links, s.l2_hits, s.l1_hits);
-    if s.links > 0 {
+    let ahead = links.wait().links;
+    outln!("kernels this run: {} linked by nvJitLink while the GPU's context was created and {} since, {} loaded from the disk cache (those linked ahead among them), {} in-process hits", ahead, s.links, s.l2_hits, s.l1_hits);
+    if s.links + ahead > 0 {
         outln!("run `ltokit demo` again: every kernel will come from the disk cache, no linking");
     }
     Ok(ExitCode::SUCCESS)
