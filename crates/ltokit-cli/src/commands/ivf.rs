@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
+use ltokit::cache::CacheConfig;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{parse_synthetic, read_vectors, synthetic_pair};
 use ltokit_ivf::gpu::{
@@ -117,8 +118,12 @@ pub enum IvfCommand {
 }
 
 fn engine(cache: &CacheArgs) -> anyhow::Result<IvfGpu> {
+    open_engine(cache.config()?)
+}
+
+fn open_engine(config: CacheConfig) -> anyhow::Result<IvfGpu> {
     let gpu = Arc::new(Gpu::open(0).context("IVF-Flat runs on the GPU; none could be opened")?);
-    Ok(IvfGpu::new(gpu, cache.config()?)?)
+    Ok(IvfGpu::new(gpu, config)?)
 }
 
 /// [`engine`], with the kernels an index of `shape` needs first (its build on the device,
@@ -129,8 +134,9 @@ fn engine_linking_ahead(
     shape: IndexShape,
     first: FirstSearch,
 ) -> anyhow::Result<(IvfGpu, LinkAhead)> {
-    let ahead = LinkAhead::start(&cache.config()?, 0, shape, Some(first));
-    Ok((engine(cache)?, ahead))
+    let config = cache.config()?;
+    let ahead = LinkAhead::start(&config, 0, shape, Some(first));
+    Ok((open_engine(config)?, ahead))
 }
 
 fn load(

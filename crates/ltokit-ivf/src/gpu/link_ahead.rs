@@ -20,9 +20,7 @@ use ltokit::launch::Gpu;
 use ltokit::{Result, Target};
 
 use super::kernels::{in_order_link_workers, KernelSpec};
-use super::kmeans::train_rows_kernel;
-use super::lists::layout_kernel;
-use super::search::{likely_first_kernels, FirstSearch};
+use super::search::{device_build_kernels, likely_first_kernels, FirstSearch};
 use super::{bundle, MatrixArith, TileArith};
 use crate::data::DType;
 use crate::metric::Metric;
@@ -156,7 +154,7 @@ fn plan_names(
     matrix: MatrixArith,
     first: Option<FirstSearch>,
 ) -> Result<Vec<String>> {
-    let mut specs: Vec<KernelSpec> = vec![train_rows_kernel(shape.dtype), layout_kernel()];
+    let mut specs: Vec<KernelSpec> = device_build_kernels(shape.dtype).into();
     specs.extend(likely_first_kernels(
         shape.dtype,
         shape.dim,

@@ -527,9 +527,15 @@ impl IvfGpu {
         n_lists: usize,
     ) {
         // One queue: the first search's kernels follow these.
-        self.prepare_in_background_in_order(&[train_rows_kernel(dtype), layout_kernel()]);
+        self.prepare_in_background_in_order(&device_build_kernels(dtype));
         self.prepare_first_search_in_background(dtype, dim, metric, n_lists);
     }
+}
+
+/// The kernels of [`crate::build::build_on_gpu`] for rows of `dtype` that the k-means
+/// plans do not cover: the training rows' gather and the layout on the device.
+pub(crate) fn device_build_kernels(dtype: DType) -> [KernelSpec; 2] {
+    [train_rows_kernel(dtype), layout_kernel()]
 }
 
 /// k of the search most indexes see first (what [`likely_first_kernels`] prepares for).

@@ -144,6 +144,13 @@ pub(crate) struct SharedMemory {
 /// Shared memory the system takes from an SM for each resident block (sm_80 on).
 const SYSTEM_SHARED_PER_BLOCK: usize = 1024;
 
+impl SharedMemory {
+    /// How many blocks of `bytes` of dynamic shared memory an SM holds at once.
+    fn blocks_of(self, bytes: usize) -> usize {
+        self.per_sm / (bytes + SYSTEM_SHARED_PER_BLOCK)
+    }
+}
+
 /// The top-k capacities that have register-capped scan kernels (`ivf_lmscan_o3_c*`,
 /// `ivf_lmscan_o4_c*`).
 const MAX_CAPPED_CAPACITY: usize = 32;
@@ -189,11 +196,22 @@ impl LmKernel {
             max_queries_per_tile(cap),
             RowCopy::Async { step_buffers: 1 },
         )?;
-        let fits = |blocks: usize| blocks * (largest + SYSTEM_SHARED_PER_BLOCK) <= shared.per_sm;
-        Ok(match [4, 3].into_iter().find(|&b| fits(b)) {
-            Some(blocks) => LmKernel::Capped { blocks },
-            None => LmKernel::Plain,
-        })
+        Ok(
+            match [4, 3].into_iter().find(|&b| shared.blocks_of(largest) >= b) {
+                Some(blocks) => LmKernel::Capped { blocks },
+                None => LmKernel::Plain,
+            },
+        )
+    }
+
+    /// Blocks an SM its registers allow for top-k capacity `cap` (`__launch_bounds__` in
+    /// lmscan.cu: the plain kernel two up to capacity 256, else one).
+    fn register_blocks(self, cap: usize) -> usize {
+        match self {
+            LmKernel::Plain if cap <= 256 => 2,
+            LmKernel::Plain => 1,
+            LmKernel::Capped { blocks } => blocks,
+        }
     }
 
     /// The plan name's kernel prefix: `""` or `o<blocks>_`.
@@ -206,7 +224,7 @@ impl LmKernel {
 }
 
 /// Blocks of `qt` queries an SM holds at once: as many as its shared memory takes, at most
-/// what the kernel's registers allow (the plain kernel two up to capacity 256, else one).
+/// what the kernel's registers allow ([`LmKernel::register_blocks`]).
 fn resident_blocks(
     tile: LmTile,
     dim: usize,
@@ -215,13 +233,10 @@ fn resident_blocks(
     shared: SharedMemory,
 ) -> Result<usize> {
     let kernel = LmKernel::choose(tile, dim, k, shared)?;
-    let registers = match kernel {
-        LmKernel::Plain if capacity(k)? <= 256 => 2,
-        LmKernel::Plain => 1,
-        LmKernel::Capped { blocks } => blocks,
-    };
     let bytes = block_layout(tile, dim, k, qt, kernel, shared)?.shared_bytes;
-    Ok((shared.per_sm / (bytes + SYSTEM_SHARED_PER_BLOCK)).min(registers))
+    Ok(shared
+        .blocks_of(bytes)
+        .min(kernel.register_blocks(capacity(k)?)))
 }
 
 /// `qt`, or half of it where a block of `qt` queries is alone on its SM and two blocks of
@@ -264,15 +279,12 @@ enum RowCopy {
 /// f32 tile dimension-major, with 4 pad slots per query row; then the norms. Tiles that
 /// copy rows asynchronously keep `step_buffers` steps and only the queries' norms.
 fn work_bytes(tile: LmTile, dim: usize, qt: usize, rows: RowCopy) -> usize {
-    let row_major = |size: usize, k_step: usize| {
-        let ld = dim.next_multiple_of(k_step) + 16 / size;
-        size * (qt + 64) * ld + 4 * (8 * 64 + 64 + qt)
-    };
+    // Elements a staged row takes: the dimension rounded up to the k step, plus 16 bytes.
+    let ld = |size: usize, k_step: usize| dim.next_multiple_of(k_step) + 16 / size;
+    let row_major =
+        |size: usize, k_step: usize| size * (qt + 64) * ld(size, k_step) + 4 * (8 * 64 + 64 + qt);
     match (tile, rows) {
-        (_, RowCopy::Async { step_buffers }) => {
-            let ld = dim.next_multiple_of(32) + 16;
-            4 * qt + (qt + 64 * step_buffers) * ld
-        }
+        (_, RowCopy::Async { step_buffers }) => 4 * qt + (qt + 64 * step_buffers) * ld(1, 32),
         (LmTile::F32Fma, _) => 4 * (dim * (qt + 4) + dim * 64 + 8 * 64 + qt),
         (LmTile::Mma(dtype), _) if dtype.size() == 1 => row_major(1, 32),
         (LmTile::Mma(dtype), _) => row_major(dtype.size(), 16),
@@ -330,7 +342,7 @@ pub(crate) fn block_layout(
         LmKernel::Capped { blocks } => blocks,
     };
     let double = block_bytes(tile, dim, k, qt, RowCopy::Async { step_buffers: 2 })?;
-    let step_buffers = if blocks == 3 && 3 * (double + SYSTEM_SHARED_PER_BLOCK) <= shared.per_sm {
+    let step_buffers = if blocks == 3 && shared.blocks_of(double) >= 3 {
         2
     } else {
         1
