@@ -254,23 +254,6 @@ __device__ __forceinline__ LmChunkAt lm_chunk_at(int c, int per_group, int lane)
     return {second, (second ? 32 : 0) + lane, (in_group >> 5) * LM_CHUNK_ELEMS};
 }
 
-// Writes a step of a layout without 16-byte chunks (veclen 1: element (r, d) of a group at
-// d × 32 + r) to Xs, zeros past the list's last group, and with NORMS adds each value's
-// square to its group's part of the norms (the asynchronous tiles take the norms from the
-// mma operands instead).
-template <bool NORMS>
-__device__ __forceinline__ void lm_store_elements(const LmWork& w, const unsigned char* rows, int groups, int dim, Sum (&part)[2]) {
-    const T* src = reinterpret_cast<const T*>(rows);
-    const int lane = threadIdx.x % 32;
-    for (int c = threadIdx.x; c < dim * 32 * 2; c += LM_THREADS) {
-        const int g = c / (dim * 32);
-        const int d = (c % (dim * 32)) / 32;
-        const T v = g < groups ? src[(long long)g * 32 * dim + d * 32 + lane] : T(0);
-        w.xs[lm_row_slot(w, g * 32 + lane, d)] = v;
-        if (NORMS) part[g] += lm_square(v);
-    }
-}
-
 #if defined(LM_ASYNC_ROWS)
 extern "C" __device__ bool ivf_lm_async_rows() { return true; }
 
@@ -298,8 +281,14 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
         asm volatile("cp.async.wait_all;" ::: "memory");
         return;
     }
-    Sum unused[2] = {0, 0};
-    lm_store_elements<false>(lm_work(work, dim, qt, slot), rows, groups, dim, unused);
+    // veclen 1: element (r, d) of a group at d × 32 + r.
+    const LmWork w = lm_work(work, dim, qt, slot);
+    const int lane = threadIdx.x % 32;
+    for (int c = threadIdx.x; c < dim * 32 * 2; c += LM_THREADS) {
+        const int g = c / (dim * 32);
+        const int d = (c % (dim * 32)) / 32;
+        w.xs[lm_row_slot(w, g * 32 + lane, d)] = g < groups ? reinterpret_cast<const T*>(rows)[(long long)g * 32 * dim + d * 32 + lane] : T(0);
+    }
 }
 #else
 extern "C" __device__ bool ivf_lm_async_rows() { return false; }
@@ -357,7 +346,15 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
         for (int c = threadIdx.x + LM_PREFETCH * LM_THREADS; c < per_group * 2; c += LM_THREADS)
             lm_put_step_chunk(w, c < per_group * groups ? src[c] : none, c, per_group, lane, part);
     } else {
-        lm_store_elements<true>(w, rows, groups, dim, part);
+        // veclen 1: element (r, d) of a group at d × 32 + r.
+        const T* src = reinterpret_cast<const T*>(rows);
+        for (int c = threadIdx.x; c < dim * 32 * 2; c += LM_THREADS) {
+            const int g = c / (dim * 32);
+            const int d = (c % (dim * 32)) / 32;
+            const T v = g < groups ? src[(long long)g * 32 * dim + d * 32 + lane] : T(0);
+            w.xs[lm_row_slot(w, g * 32 + lane, d)] = v;
+            part[g] += lm_square(v);
+        }
     }
     w.xpart[warp * LM_STEP_ROWS + lane] = part[0];
     w.xpart[warp * LM_STEP_ROWS + 32 + lane] = part[1];
