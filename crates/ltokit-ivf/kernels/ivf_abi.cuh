@@ -39,23 +39,32 @@ extern "C" __device__ bool ivf_metric_l2();
 #define LM_PREFETCH 8
 struct LmRegs { uint4 v[LM_PREFETCH]; };
 
-// The candidates of one step: for query slot i, the rows whose score (ivf_score's
-// convention, smaller is better) beats thr[i] — count[i] of them, at
-// score[i * LM_STEP_ROWS + j] and row[i * LM_STEP_ROWS + j] (the row within the step).
-// Scoring and this filter happen where the products are (in registers for f32), so the
-// few rows that can still enter a query's top k are all that reaches the top-k lists.
+// Room for kept candidates a query slot has, and the count past which the block offers
+// them to the top-k lists before the next step (which may keep 64 more): the lists are
+// offered only every few steps, when some slot's candidates pile up, not after each.
+#define LM_CAND_CAP 80
+#define LM_FLUSH_AT (LM_CAND_CAP - LM_STEP_ROWS)
+
+// The candidates kept since the slots' lists were last offered: for query slot i, the
+// rows whose score (ivf_score's convention, smaller is better) beat thr[i] — count[i] of
+// them, at score[i * LM_CAND_CAP + j] and row[i * LM_CAND_CAP + j] (the row counted from
+// the first step since that offer). Scoring and this filter happen where the products
+// are (in registers for f32), so the few rows that can still enter a query's top k are
+// all that reaches the top-k lists.
 struct LmCandidates {
-    const float* thr;    // [qt]: -inf for an empty slot
-    float* score;        // [qt][LM_STEP_ROWS]
-    unsigned char* row;  // [qt][LM_STEP_ROWS]
-    int* count;          // [qt], zero before each multiply
-    // The slots that kept a row this step, in the order their first row was kept:
+    const float* thr;     // [qt]: -inf for an empty slot
+    float* score;         // [qt][LM_CAND_CAP]
+    unsigned short* row;  // [qt][LM_CAND_CAP]
+    int* count;           // [qt], zero after each offer
+    int row_base;         // this step's first row, counted as in `row`
+    int* flush;           // set when a count passes LM_FLUSH_AT
+    // The slots that kept a row since the last offer, in the order their first row was kept:
     // busy[0 .. *busy_n) (the slot whose count goes from 0 to 1 appends itself and sets
     // its flag), so that the top-k pass hands out only those, one a warp as each warp
     // comes free.
     int* busy;            // [qt]
-    int* busy_n;          // zero before each multiply
-    unsigned char* flag;  // [qt], zero before each multiply
+    int* busy_n;          // zero after each offer
+    unsigned char* flag;  // [qt], zero after each offer
 };
 
 // Stages the tile's `qt` queries (slot i ← query qidx[i] of `queries`, zeros where

@@ -3,11 +3,13 @@
 // pairs[list_start[l] .. list_start[l + 1]) probe list l, cut into tiles of qt pairs, and
 // tile_start[l] numbers list l's first tile. Block b takes tile b: it stages the tile's
 // queries once, then goes through the list 64 rows at a time, each step scored against
-// all its queries at once by the tile fragment (the next step's rows load into registers
-// while this one is multiplied). The fragment keeps only the rows that beat their query's
-// threshold — the better of the pair's k-th so far and the query's bound — and the block
-// offers those to each query's top-k of this list (each slot that kept rows to the next
-// free warp; row positions, turned into source ids at the end). It writes k
+// all its queries at once by the tile fragment (the next step's rows load while this one
+// is multiplied). The fragment keeps only the rows that beat their query's threshold —
+// the better of the pair's k-th so far and the query's bound — and the block offers
+// those to each query's top-k of this list (each slot that kept rows to the next free
+// warp; row positions, turned into source ids at the end) once some slot has kept more
+// than LM_FLUSH_AT since the last offer, or at the list's end: most steps keep a few
+// rows for a few slots, and an offer each step cost most of the scan. It writes k
 // candidates for each pair at pair × k — the per-query scan's layout with one candidate
 // set per probe — so ivf_merge finishes both scans alike.
 #include "ivf_abi.cuh"
@@ -44,16 +46,17 @@ __device__ __forceinline__ float lm_bound_score(unsigned int key) {
     return key == 0u ? __int_as_float(0x7f800000) : topk_key_score(~key);
 }
 
-// Candidate j of slot i's step list (n of them, rows from `base` of a list of `size`):
-// its score, or +inf where there is none or the filter drops it, and its row position.
+// Candidate j of slot i's kept rows (n of them, counted from row `base` of a list of
+// `size`): its score, or +inf where there is none or the filter drops it, and its row
+// position.
 struct LmOffer { float s; int row; };
-__device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const unsigned char* cand_row, int i, int j,
+__device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const unsigned short* cand_row, int i, int j,
                                                 int n, int base, int size, const long long* list_ids, int query,
                                                 const unsigned int* filter, long long filter_words) {
     LmOffer o = {__int_as_float(0x7f800000), 0};
     if (j < n) {
-        o.row = base + cand_row[i * LM_STEP_ROWS + j];
-        if (o.row < size && ivf_keep(list_ids[o.row], query, filter, filter_words)) o.s = cand_score[i * LM_STEP_ROWS + j];
+        o.row = base + cand_row[i * LM_CAND_CAP + j];
+        if (o.row < size && ivf_keep(list_ids[o.row], query, filter, filter_words)) o.s = cand_score[i * LM_CAND_CAP + j];
     }
     return o;
 }
@@ -76,17 +79,19 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     float* top_d = reinterpret_cast<float*>(smem_raw);               // [qt][CAP]
     int* top_pos = reinterpret_cast<int*>(top_d + qt * CAP);         // [qt][CAP]
-    float* cand_score = reinterpret_cast<float*>(top_pos + qt * CAP); // [qt][64]
-    float* thr = cand_score + qt * LM_STEP_ROWS;                     // [qt]
+    float* cand_score = reinterpret_cast<float*>(top_pos + qt * CAP); // [qt][LM_CAND_CAP]
+    float* thr = cand_score + qt * LM_CAND_CAP;                      // [qt]
     float* qbound = thr + qt;                                        // [qt]
     int* cand_count = reinterpret_cast<int*>(qbound + qt);           // [qt]
     int* qidx = cand_count + qt;                                     // [qt]
     int* pair = qidx + qt;                                           // [qt]
     int* busy = pair + qt;                                           // [qt]
-    // Per step parity: the busy slots' count and how many the top-k pass handed out.
+    // Per offer parity: the busy slots' count and how many the top-k pass handed out.
     int* busy_ctl = busy + qt;                                       // [2][2]
-    unsigned char* cand_row = reinterpret_cast<unsigned char*>(busy_ctl + 4); // [qt][64]
-    unsigned char* busy_flag = cand_row + qt * LM_STEP_ROWS;         // [qt]
+    // Per step parity: whether a slot's candidates passed LM_FLUSH_AT.
+    int* flush = busy_ctl + 4;                                       // [2]
+    unsigned short* cand_row = reinterpret_cast<unsigned short*>(flush + 2); // [qt][LM_CAND_CAP]
+    unsigned char* busy_flag = reinterpret_cast<unsigned char*>(cand_row + qt * LM_CAND_CAP); // [qt]
     // 128-byte aligned: WMMA tiles need 32-byte aligned rows. Aligned as an offset from
     // smem_raw (itself 128-byte aligned), not through an integer cast of the pointer, so
     // that the compiler still knows it is shared memory (shared loads, 32-bit addresses).
@@ -104,7 +109,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         cand_count[i] = 0;
         busy_flag[i] = 0;
     }
-    if (threadIdx.x < 4) busy_ctl[threadIdx.x] = 0;
+    if (threadIdx.x < 6) busy_ctl[threadIdx.x] = 0;  // and both flush flags
     for (int i = warp; i < qt; i += LM_WARPS) topk_init<CAP>(top_d + i * CAP, top_pos + i * CAP, lane);
     __syncthreads();
     ivf_lm_stage_queries(queries, qidx, qt, dim, step_buffers, work);
@@ -120,15 +125,21 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     // done, beside the top-k pass.
     const bool fetch_early = !ivf_lm_async_rows() || step_buffers == 2;
     ivf_lm_fetch(rows, min(2, (size + 31) / 32), dim, veclen, &regs, work, qt, 0);
+    // The first step since the last offer, and how many offers so far (their parity picks
+    // the busy counters).
+    int window = 0, offers = 0;
     for (int st = 0; st < steps; ++st) {
         const int base = st * LM_STEP_ROWS;
         const int slot = st & (step_buffers - 1), next_slot = (st + 1) & (step_buffers - 1);
         const unsigned char* next_rows = rows + (st + 1) * step_bytes;
         const int next_groups = min(2, (size - base - LM_STEP_ROWS + 31) / 32);
-        int* ctl = busy_ctl + 2 * (st & 1);
-        const LmCandidates cand = {thr, cand_score, cand_row, cand_count, busy, ctl, busy_flag};
+        int* ctl = busy_ctl + 2 * (offers & 1);
+        const LmCandidates cand = {thr, cand_score, cand_row, cand_count, (st - window) * LM_STEP_ROWS,
+                                   flush + (st & 1), busy, ctl, busy_flag};
         ivf_lm_store(rows + st * step_bytes, min(2, (size - base + 31) / 32), dim, veclen, &regs, work, qt, slot);
         __syncthreads();
+        // Every thread read the other parity's flush flag after the last step's barrier.
+        if (threadIdx.x == 0) flush[(st + 1) & 1] = 0;
         // The queries' bounds load while the step is multiplied (a load per query in the
         // top-k pass would wait for each in turn).
         const unsigned int my_bound = threadIdx.x < count ? bound[qidx[threadIdx.x]] : 0u;
@@ -139,14 +150,26 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         __syncthreads();
         if (!fetch_early && st + 1 < steps)
             ivf_lm_fetch(next_rows, next_groups, dim, veclen, &regs, work, qt, next_slot);
+        // Offer the kept rows when a slot passed LM_FLUSH_AT (the next step could overflow
+        // it), at the list's end, or before the rows' 16-bit offsets from `window` would.
+        const bool offer = flush[st & 1] || st + 1 == steps || st + 1 - window == 65536 / LM_STEP_ROWS;
+        if (!offer) {
+            // Every slot takes its query's bound, which other tiles may have lowered; the
+            // idle ones also their own k-th (the busy ones' lists wait for the offer).
+            if (threadIdx.x < count) {
+                const float kth = busy_flag[threadIdx.x] ? thr[threadIdx.x] : top_d[threadIdx.x * CAP + k - 1];
+                thr[threadIdx.x] = fminf(kth, qbound[threadIdx.x]);
+            }
+            continue;
+        }
         // The slots that kept rows go to the warps one at a time, each to the next warp
         // that comes free (how many rows a slot keeps varies widely, and every warp waits
         // at the next barrier for the last); each slot that kept none only takes its
-        // query's bound, which other tiles may have lowered, into its threshold (thread
-        // i, slot i). The other parity's counters, last used by the previous step, are
-        // zeroed for the next one (the next store's barrier orders that before its use).
+        // query's bound into its threshold (thread i, slot i). The other parity's
+        // counters, last used by the previous offer, are zeroed for the next one (the
+        // next store's barrier orders that before its use).
         if (threadIdx.x == 0) {
-            int* next_ctl = busy_ctl + 2 * ((st + 1) & 1);
+            int* next_ctl = busy_ctl + 2 * ((offers + 1) & 1);
             next_ctl[0] = 0;
             next_ctl[1] = 0;
         }
@@ -154,6 +177,9 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             if (busy_flag[threadIdx.x]) busy_flag[threadIdx.x] = 0;
             else thr[threadIdx.x] = fminf(top_d[threadIdx.x * CAP + k - 1], qbound[threadIdx.x]);
         }
+        const int window_base = window * LM_STEP_ROWS;
+        window = st + 1;
+        ++offers;
         const int n_busy = ctl[0];
         while (true) {
             int taken = 0;
@@ -167,14 +193,14 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             const int n = cand_count[i];
             float kth;
             if (CAP <= 32) {
-                // The list in registers while the step's rows are offered (lane j holds
+                // The list in registers while the kept rows are offered (lane j holds
                 // entry j): an insertion is a few shuffles instead of a shared-memory
                 // shift with two warp barriers.
                 kth = d[k - 1];
                 float rd = lane < k ? d[lane] : inf;
                 int rp = lane < k ? pos[lane] : -1;
                 for (int j0 = 0; j0 < n; j0 += 32) {
-                    const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, base, size,
+                    const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, window_base, size,
                                                    ids + off, query_base + qidx[i], filter, filter_words);
                     kth = ws_offer_many(rd, rp, k, lane, kth, qb, c.s, c.row);
                 }
@@ -182,7 +208,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             } else {
                 float t = fminf(d[k - 1], qb);
                 for (int j0 = 0; j0 < n; j0 += 32) {
-                    const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, base, size,
+                    const LmOffer c = lm_candidate(cand_score, cand_row, i, j0 + lane, n, window_base, size,
                                                    ids + off, query_base + qidx[i], filter, filter_words);
                     t = topk_offer<CAP>(d, pos, k, lane, t, c.s, c.row);
                 }

@@ -362,10 +362,31 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
 #endif
 
 // ---- products ---------------------------------------------------------------------------
-// Slot i kept its first row of the step: it joins the step's busy slots.
+// Slot i kept its first row since its list was last offered: it joins the busy slots.
 __device__ __forceinline__ void lm_mark_busy(const LmCandidates& cand, int i) {
     cand.busy[atomicAdd(cand.busy_n, 1)] = i;
     cand.flag[i] = 1;
+}
+
+// Keeps `n` candidates for slot i: reserves their places in its list (the first marks the
+// slot busy) and raises the flush flag when the list passes LM_FLUSH_AT, so that the
+// next step cannot overflow it. Returns the first place.
+__device__ __forceinline__ int lm_reserve(const LmCandidates& cand, int i, int n) {
+    const int at = atomicAdd(&cand.count[i], n);
+    if (at == 0) lm_mark_busy(cand, i);
+    if (at <= LM_FLUSH_AT && at + n > LM_FLUSH_AT) *cand.flush = 1;
+    return at;
+}
+
+// Writes candidate `at` of slot i: its score and its row (step row r of this step).
+__device__ __forceinline__ void lm_put(const LmCandidates& cand, int i, int at, float s, int r) {
+    cand.score[i * LM_CAND_CAP + at] = s;
+    cand.row[i * LM_CAND_CAP + at] = (unsigned short)(cand.row_base + r);
+}
+
+// Keeps one candidate (score s, step row r) for slot i.
+__device__ __forceinline__ void lm_keep(const LmCandidates& cand, int i, float s, int r) {
+    lm_put(cand, i, lm_reserve(cand, i, 1), s, r);
 }
 
 
@@ -439,16 +460,9 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
         const unsigned kept = __ballot_sync(0xffffffffu, s < cand.thr[i]);
         if (kept) {
             int base = 0;
-            if (lane == 0) {
-                base = atomicAdd(&cand.count[i], __popc(kept));
-                if (base == 0) lm_mark_busy(cand, i);
-            }
+            if (lane == 0) base = lm_reserve(cand, i, __popc(kept));
             base = __shfl_sync(0xffffffffu, base, 0);
-            if (kept & (1u << lane)) {
-                const int j = base + __popc(kept & ((1u << lane) - 1));
-                cand.score[i * LM_STEP_ROWS + j] = s;
-                cand.row[i * LM_STEP_ROWS + j] = (unsigned char)r;
-            }
+            if (kept & (1u << lane)) lm_put(cand, i, base + __popc(kept & ((1u << lane) - 1)), s, r);
         }
     }
 }
@@ -583,13 +597,8 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
         for (int n = 0; n < NT; ++n) {
             #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                if (keep & (1u << (4 * n + j))) {
-                    const int i = i0 + 8 * n + (j & 1);
-                    const int at = atomicAdd(&cand.count[i], 1);
-                    if (at == 0) lm_mark_busy(cand, i);
-                    cand.score[i * LM_STEP_ROWS + at] = sc[n][j];
-                    cand.row[i * LM_STEP_ROWS + at] = (unsigned char)(r0 + (j >= 2 ? 8 : 0));
-                }
+                if (keep & (1u << (4 * n + j)))
+                    lm_keep(cand, i0 + 8 * n + (j & 1), sc[n][j], r0 + (j >= 2 ? 8 : 0));
             }
         }
     }
@@ -645,12 +654,7 @@ __device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, co
         #pragma unroll
         for (int b = 0; b < 4; ++b) {
             const float sc = lm_score(s[a][b], qn, xn[b], l2);
-            if (sc < thr) {
-                const int j = atomicAdd(&cand.count[i], 1);
-                if (j == 0) lm_mark_busy(cand, i);
-                cand.score[i * LM_STEP_ROWS + j] = sc;
-                cand.row[i * LM_STEP_ROWS + j] = (unsigned char)(rq * 4 + b);
-            }
+            if (sc < thr) lm_keep(cand, i, sc, rq * 4 + b);
         }
     }
 }

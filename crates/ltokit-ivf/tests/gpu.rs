@@ -438,6 +438,36 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
 
 #[test]
 #[ignore = "needs a GPU"]
+fn list_major_lists_longer_than_a_window_of_offers_match_the_cpu() {
+    // One list of ~140,000 rows: the list-major scan keeps candidates over many steps
+    // between offers, their rows counted in 16 bits from the window's first step, and
+    // must offer at least every 1,024 steps (65,536 rows) — twice in this list — with k
+    // small (kept rows few, offers rare) and large, in an 8-bit and a float type.
+    let engine = engine();
+    let s = seed();
+    let mut rng = Rng::new(s);
+    let mut checked = 0;
+    for (dtype, metric) in [(DType::I8, Metric::L2), (DType::F32, Metric::Ip)] {
+        let base = synthetic(140_000 + rng.below(500), 16, 4, dtype, s);
+        let queries = synthetic(100, 16, 4, dtype, s ^ 3);
+        let index = index_with_empty_list(&base, metric, 1, s);
+        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        let probes: Vec<i64> = (0..queries.rows).flat_map(|_| [0i64, 1]).collect();
+        let probed = Probed::new(&engine, &index, &gindex, &base, &queries, &probes, 2);
+        checked += probed.check_all(
+            &[
+                Filter::None,
+                Filter::Bitset(Filter::bitset(base.rows, |id| id % 3 != 1)),
+            ],
+            &[1, 10, 100],
+            &[ScanPath::ListMajor],
+            &format!("{dtype:?} {metric:?} one list of {} (seed {s})", base.rows),
+        );
+    }
+    println!("checked {checked} scans of one 140,000-row list against the CPU reference");
+}
+#[test]
+#[ignore = "needs a GPU"]
 fn small_batches_cut_long_lists_over_blocks_and_match_the_cpu() {
     // Lists of ~2,500 rows and batches of a few queries: the per-query scan cuts each list
     // over several blocks (every 4th 32-row group run to a block), whose candidates the

@@ -141,6 +141,10 @@ pub(crate) struct SharedMemory {
     pub per_sm: usize,
 }
 
+/// Candidates a query slot keeps between offers to its top-k list (`LM_CAND_CAP` in
+/// ivf_abi.cuh): a score and a 16-bit row each.
+const CAND_CAP: usize = 80;
+
 /// Shared memory the system takes from an SM for each resident block (sm_80 on).
 const SYSTEM_SHARED_PER_BLOCK: usize = 1024;
 
@@ -305,7 +309,7 @@ fn block_bytes(tile: LmTile, dim: usize, k: usize, qt: usize, rows: RowCopy) -> 
     let cap = capacity(k)?;
     // Top-k lists; candidate scores and rows; thresholds, qbound, counts, qidx, pair, busy;
     // the busy counters; the busy flags.
-    let fixed = qt * cap * 8 + qt * 64 * (4 + 1) + qt * 4 * 6 + 16 + qt;
+    let fixed = qt * cap * 8 + qt * CAND_CAP * (4 + 2) + qt * 4 * 6 + 16 + 8 + qt;
     Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt, rows))
 }
 
@@ -456,11 +460,12 @@ mod tests {
         let kernel = |tile, dim, k, shared| LmKernel::choose(tile, dim, k, shared).unwrap();
         let four = LmKernel::Capped { blocks: 4 };
         let three = LmKernel::Capped { blocks: 3 };
-        // 128-dimensional 8-bit (48 KiB a block of 64 queries with one buffer): four fit.
-        assert_eq!(kernel(LmTile::Mma(DType::I8), 128, 10, H200), four);
-        assert_eq!(kernel(LmTile::Mma(DType::U8), 128, 32, H200), four);
+        // 64-dimensional 8-bit (51 KiB a block of 64 queries with one buffer): four fit;
+        // 128-dimensional (58 KiB, 66 KiB at k 32) and 256 (74 KiB): three.
+        assert_eq!(kernel(LmTile::Mma(DType::I8), 64, 10, H200), four);
         assert_eq!(four.plan_prefix(), "o4_");
-        // 256-dimensional (about 65 KiB): three.
+        assert_eq!(kernel(LmTile::Mma(DType::I8), 128, 10, H200), three);
+        assert_eq!(kernel(LmTile::Mma(DType::U8), 128, 32, H200), three);
         assert_eq!(kernel(LmTile::Mma(DType::I8), 256, 10, H200), three);
         // 784-dimensional u8 (about 125 KiB): one fits; k past 32: no capped kernel.
         assert_eq!(
@@ -481,11 +486,11 @@ mod tests {
         ] {
             assert_eq!(kernel(tile, 16, 10, H200), LmKernel::Plain);
         }
-        // A GPU with 160 KiB an SM: 128-dimensional i8 at three; with 128 KiB, not at all
-        // (16-dimensional: three).
+        // A GPU with 180 KiB an SM: 128-dimensional i8 at three; with 128 KiB, not at all
+        // (not even 16-dimensional: 46 KiB a block).
         let mid = SharedMemory {
             per_block: 99 * 1024,
-            per_sm: 160 * 1024,
+            per_sm: 180 * 1024,
         };
         assert_eq!(kernel(LmTile::Mma(DType::I8), 128, 10, mid), three);
         let small = SharedMemory {
@@ -496,7 +501,10 @@ mod tests {
             kernel(LmTile::Mma(DType::I8), 128, 10, small),
             LmKernel::Plain
         );
-        assert_eq!(kernel(LmTile::Mma(DType::I8), 16, 10, small), three);
+        assert_eq!(
+            kernel(LmTile::Mma(DType::I8), 16, 10, small),
+            LmKernel::Plain
+        );
     }
 
     #[test]
@@ -512,10 +520,10 @@ mod tests {
             2
         );
         assert_eq!(spread(LmTile::Mma(DType::U8), 784, 64), 32);
-        // Already two or more: unchanged (i8 at four, f16 and f32 at two); 16 stays.
+        // Already two or more: unchanged (i8 at three, f16 and f32 at two); 16 stays.
         assert_eq!(
             resident_blocks(LmTile::Mma(DType::I8), 128, 10, 64, H200).unwrap(),
-            4
+            3
         );
         assert_eq!(spread(LmTile::Mma(DType::I8), 128, 64), 64);
         assert_eq!(spread(LmTile::Mma(DType::F16), 128, 64), 64);
@@ -527,20 +535,20 @@ mod tests {
 
     #[test]
     fn capped_kernels_copy_rows_async_with_a_second_buffer_only_at_three_blocks() {
-        let registers = shared_bytes(LmTile::Mma(DType::I8), 128, 10, 64).unwrap();
+        let registers = shared_bytes(LmTile::Mma(DType::I8), 64, 10, 64).unwrap();
         let row_norms = 4 * (8 * 64 + 64);
         let layout = |kernel, shared| {
-            block_layout(LmTile::Mma(DType::I8), 128, 10, 64, kernel, shared).unwrap()
+            block_layout(LmTile::Mma(DType::I8), 64, 10, 64, kernel, shared).unwrap()
         };
         // Four blocks: one buffer, no row norms (they come from the mma operands).
         let four = layout(LmKernel::Capped { blocks: 4 }, H200);
         assert_eq!(four.step_buffers, 1);
         assert_eq!(four.shared_bytes, registers - row_norms);
         assert!(4 * (four.shared_bytes + 1024) <= H200.per_sm);
-        // Three: a second buffer of 64 × 144 bytes where three still fit.
+        // Three: a second buffer of 64 × 80 bytes where three still fit.
         let three = layout(LmKernel::Capped { blocks: 3 }, H200);
         assert_eq!(three.step_buffers, 2);
-        assert_eq!(three.shared_bytes, registers - row_norms + 64 * 144);
+        assert_eq!(three.shared_bytes, registers - row_norms + 64 * 80);
         let tight = SharedMemory {
             per_block: 99 * 1024,
             per_sm: 160 * 1024,
@@ -599,7 +607,7 @@ mod tests {
         // (64 × 64 × 5), thresholds and slots, the staged queries (128 × 68 × 4) and rows
         // (128 × 64 × 4).
         let f32_bytes = shared_bytes(LmTile::F32Fma, 128, 10, 64).unwrap();
-        let parts = 64 * 16 * 8 + 64 * 64 * 5 + 128 * 68 * 4 + 128 * 64 * 4;
+        let parts = 64 * 16 * 8 + 64 * 80 * 6 + 128 * 68 * 4 + 128 * 64 * 4;
         assert!(
             f32_bytes > parts && f32_bytes < parts + 8192,
             "{f32_bytes} vs {parts}"
@@ -614,7 +622,7 @@ mod tests {
         // The TF32 tile stores rows row-major (ld 132) without dot products: two blocks
         // of 64 queries still fit an H200 SM (228 KiB) at 128 dimensions.
         let tf32_bytes = shared_bytes(LmTile::Mma(DType::F32), 128, 10, 64).unwrap();
-        let tf32_parts = 64 * 16 * 8 + 64 * 64 * 5 + (64 + 64) * 132 * 4;
+        let tf32_parts = 64 * 16 * 8 + 64 * 80 * 6 + (64 + 64) * 132 * 4;
         assert!(tf32_bytes > tf32_parts && tf32_bytes < tf32_parts + 8192);
         assert!(2 * (tf32_bytes + 1024) <= 228 * 1024, "{tf32_bytes}");
         // An image-sized 8-bit row fits an H200 block (227 KiB) with 64 queries; the mma
