@@ -34,18 +34,6 @@
 #define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, step_buffers, pairs, list_start, tile_start, n_lists, \
     data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, bound, out_d, out_id
 
-// A query's bound: the smallest k-th score any of its pairs has reached so far (a pair
-// with k candidates at or below it exists), kept as an order-reversing key so that the
-// zeroed buffer means +inf and atomicMax lowers it. A candidate scoring at or above the
-// bound cannot enter the query's final top k, so tiles skip it: most insertions of a
-// tile's first rows, which would otherwise rebuild each pair's top k from nothing.
-__device__ __forceinline__ unsigned int lm_bound_key(float score) {
-    return ~topk_score_key(score);
-}
-__device__ __forceinline__ float lm_bound_score(unsigned int key) {
-    return key == 0u ? __int_as_float(0x7f800000) : topk_key_score(~key);
-}
-
 // Candidate j of slot i's kept rows (n of them, counted from row `base` of a list of
 // `size`): its score, or +inf where there is none or the filter drops it, and its row
 // position.

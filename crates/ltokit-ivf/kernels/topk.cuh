@@ -21,6 +21,19 @@ __device__ __forceinline__ float topk_key_score(unsigned key) {
     return __uint_as_float(key & 0x80000000u ? key & 0x7fffffffu : ~key);
 }
 
+// A query's bound in the list-major scan: a score no better than its final k-th (k rows
+// scoring under it exist among those it probes), kept as an order-reversing key so that
+// a zeroed buffer means +inf and atomicMax lowers it. ivf_lmseed (lmseed.cu) sets it from
+// a first look at each query's nearest list; every tile of ivf_lmscan (lmscan.cu) lowers
+// it to the k-th score its pair reaches and skips rows scoring at or above it — most of a
+// tile's first rows, which would otherwise rebuild each pair's top k from nothing.
+__device__ __forceinline__ unsigned int lm_bound_key(float score) {
+    return ~topk_score_key(score);
+}
+__device__ __forceinline__ float lm_bound_score(unsigned int key) {
+    return key == 0u ? __int_as_float(0x7f800000) : topk_key_score(~key);
+}
+
 // Calls X(CAP) for every top-k capacity (powers of two up to the largest k, 1024).
 #define IVF_FOR_EACH_CAPACITY(X) X(1) X(2) X(4) X(8) X(16) X(32) X(64) X(128) X(256) X(512) X(1024)
 

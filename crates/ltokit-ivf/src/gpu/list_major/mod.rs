@@ -48,11 +48,34 @@ const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::I32,                            // n_lists
     ],
     [
-        Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds (zeroed)
+        Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds (seeded)
         Param::BufferMut(Elem::F32, Extent::Any), // candidate distances
         Param::BufferMut(Elem::I64, Extent::Any), // candidate ids
     ]
 );
+
+/// `ivf_lmseed`'s parameters (kernels/lmseed.cu).
+const LMSEED_SIGNATURE: &[Param] = scan_signature!(
+    [
+        Param::Ptr,                            // queries, in the lists' type
+        Param::I32,                            // dim
+        Param::I32,                            // n_probes
+        Param::I32,                            // queries
+        Param::Buffer(Elem::I64, Extent::Any), // probes
+    ],
+    [
+        Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds
+    ]
+);
+
+/// How `ivf_lmseed` is launched for `dim`-dimensional queries: warps (queries) a block,
+/// and the shared memory they stage their queries in (4 bytes a value at most, 16-byte
+/// aligned, a warp's share each) — four warps where that fits the default 48 KiB.
+fn seed_block(dim: usize) -> (usize, usize) {
+    let per_warp = (dim * 4).next_multiple_of(16);
+    let warps = (48 * 1024 / per_warp).clamp(1, 4);
+    (warps, warps * per_warp)
+}
 
 /// `ivf_group_count` and `ivf_group_fill`: probes, pair count, counts or cursors, and for
 /// the fill the pairs.
@@ -78,7 +101,7 @@ const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
 ];
 
 /// The kernels of a list-major scan of `batch` = (queries, probes): lmscan, the three
-/// grouping kernels, merge. The scan is allowed the shared memory of its largest block
+/// grouping kernels, merge, and the seed of the queries' bounds. The scan is allowed the shared memory of its largest block
 /// layout, up to the device's limit per block (each launch uses what its tile needs), and is the
 /// register-capped kernel where more blocks an SM pay ([`LmKernel::choose`]).
 pub(crate) fn list_major_kernels(
@@ -89,8 +112,9 @@ pub(crate) fn list_major_kernels(
     k: usize,
     batch: (usize, usize),
     shared: SharedMemory,
-) -> Result<[KernelSpec; 5]> {
+) -> Result<[KernelSpec; 6]> {
     let (nb, n_probes) = batch;
+    let vec = if lists.veclen > 1 { "max" } else { "1" };
     let cap = capacity(k)?;
     let kernel = LmKernel::choose(tile, lists.dim, k, shared)?;
     Ok([
@@ -121,6 +145,16 @@ pub(crate) fn list_major_kernels(
             shared: 0,
         },
         merge_kernel(metric, k, nb, n_probes * k)?,
+        KernelSpec {
+            plan: format!(
+                "lmseed_{}_v{vec}_{}_{}",
+                lists.dtype.name(),
+                metric.name(),
+                filter.name()
+            ),
+            signature: LMSEED_SIGNATURE,
+            shared: seed_block(lists.dim).1,
+        },
     ])
 }
 
@@ -181,7 +215,7 @@ impl IvfGpu {
             .list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
             .map_err(Error::InvalidArgument)?;
         let shared = self.shared_limit()?;
-        let [scan, count, offsets, fill, _] = list_major_kernels(
+        let [scan, count, offsets, fill, _, seed] = list_major_kernels(
             lists,
             tile,
             b.metric,
@@ -198,6 +232,9 @@ impl IvfGpu {
         let count_k = self.kernels.kernel(&count.plan, count.signature, 0)?;
         let offsets_k = self.kernels.kernel(&offsets.plan, offsets.signature, 0)?;
         let fill_k = self.kernels.kernel(&fill.plan, fill.signature, 0)?;
+        let seed_k = self
+            .kernels
+            .kernel(&seed.plan, seed.signature, seed.shared)?;
         let gpu = &self.gpu;
         let stream = gpu.stream();
         let n_lists = lists.n_lists;
@@ -216,7 +253,6 @@ impl IvfGpu {
         };
 
         gpu.clear(counts)?;
-        gpu.clear(bound)?;
         let launch = Launch::on(stream, &count_k, elementwise)
             .view(&b.probes)
             .scalar(&n_pairs_i)
@@ -248,18 +284,39 @@ impl IvfGpu {
         // SAFETY: each pair takes one slot of its list's range of `pairs` (the counts sum
         // to n_pairs, the length allocated above).
         unsafe { launch.run() }?;
-        self.profiler.lap(gpu, Stage::Group)?;
-
-        // Tiles: at most one partial tile per probed list besides the full ones.
-        let tiles = n_lists.min(n_pairs) + n_pairs / qt;
-        let (dim_i, veclen_i, probes_i, elem, base, k_i) = (
+        let (dim_i, nb_i, probes_i, elem, base, k_i) = (
             lists.dim as i32,
-            lists.veclen as i32,
+            b.nb as i32,
             b.n_probes as i32,
             lists.dtype.size() as i32,
             b.query_base as i32,
             b.k as i32,
         );
+        let (seed_warps, seed_shared) = seed_block(lists.dim);
+        let seed_cfg = LaunchConfig {
+            grid_dim: (b.nb.div_ceil(seed_warps) as u32, 1, 1),
+            block_dim: (32 * seed_warps as u32, 1, 1),
+            shared_mem_bytes: seed_shared as u32,
+        };
+        let launch = Launch::on(stream, &seed_k, seed_cfg)
+            .view(&b.queries)
+            .scalar(&dim_i)
+            .scalar(&probes_i)
+            .scalar(&nb_i)
+            .view(&b.probes);
+        let launch = b
+            .list_and_filter_args(launch, &elem, &base, &k_i)
+            .buffer_mut(bound);
+        // SAFETY: warp q < nb reads query q and its first probe (check_buffers: nb queries
+        // and nb × n_probes probes, each a list below n_lists), at most the first 64 rows
+        // of that list (lists are padded to 32-row groups; rows past its size are not
+        // read), the filter within its words, and writes bound[q] (nb allocated above).
+        unsafe { launch.run() }?;
+        self.profiler.lap(gpu, Stage::Group)?;
+
+        // Tiles: at most one partial tile per probed list besides the full ones.
+        let tiles = n_lists.min(n_pairs) + n_pairs / qt;
+        let veclen_i = lists.veclen as i32;
         let cfg = LaunchConfig {
             grid_dim: (tiles as u32, 1, 1),
             block_dim: (LM_THREADS, 1, 1),
