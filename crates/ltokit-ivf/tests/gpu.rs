@@ -438,6 +438,42 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
 
 #[test]
 #[ignore = "needs a GPU"]
+fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
+    // Lists of ~2,500 rows and 4 probes: the list-major scan seeds each query's bound from
+    // the first 64 rows of its first probe (8-bit and f16 lists; ltokit_ivf::gpu::
+    // SEED_MIN_ROWS) and skips rows at or above it. Every metric (cosine's seed allows for
+    // the scans' different rounding), every filter kind (a filtered-out row may not count
+    // toward the seed), k up to the seed's 32 and past it (no seed).
+    let engine = engine();
+    let s = seed();
+    let mut rng = Rng::new(s);
+    let mut checked = 0;
+    let n_probes = 4;
+    for (si, (dtype, dim)) in [(DType::I8, 64), (DType::U8, 96), (DType::F16, 72)]
+        .into_iter()
+        .enumerate()
+    {
+        let base = synthetic(20_000 + rng.below(300), dim, 8, dtype, s ^ si as u64);
+        let queries = synthetic(300, dim, 8, dtype, rng.next_u64());
+        assert!(n_probes * base.rows / 9 >= ltokit_ivf::gpu::SEED_MIN_ROWS);
+        for metric in Metric::ALL {
+            let index = index_with_empty_list(&base, metric, 8, s);
+            let gindex = GpuIndex::upload(&engine, &index).unwrap();
+            let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
+            let probed = Probed::new(&engine, &index, &gindex, &base, &queries, &probes, n_probes);
+            checked += probed.check_all(
+                &filters(base.rows, queries.rows, &mut rng),
+                &[1, 10, 32, 100],
+                &[ScanPath::ListMajor],
+                &format!("{dtype:?} dim {dim} {metric:?} (seed {s})"),
+            );
+        }
+    }
+    println!("checked {checked} seeded list-major scans against the CPU reference");
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn list_major_lists_longer_than_a_window_of_offers_match_the_cpu() {
     // One list of ~140,000 rows: the list-major scan keeps candidates over many steps
     // between offers, their rows counted in 16 bits from the window's first step, and

@@ -39,6 +39,8 @@ pub struct DeviceLists {
     pub(crate) list_size: CudaSlice<i32>,
     pub(crate) ids: CudaSlice<i64>,
     host_list_size: Vec<i32>,
+    /// Rows in all lists (the sum of `host_list_size`).
+    n_rows: usize,
 }
 
 impl DeviceLists {
@@ -54,6 +56,7 @@ impl DeviceLists {
             list_size: gpu.upload(&index.list_size)?,
             ids: gpu.upload(&nonempty(&index.ids))?,
             host_list_size: index.list_size.clone(),
+            n_rows: total_rows(&index.list_size),
         })
     }
 
@@ -115,6 +118,7 @@ impl DeviceLists {
             list_size: gpu.upload(&placement.list_size)?,
             ids: gpu.upload(&nonempty(&placement.padded_ids(ids)))?,
             host_list_size: placement.list_size.clone(),
+            n_rows: total_rows(&placement.list_size),
         })
     }
 
@@ -166,6 +170,11 @@ impl DeviceLists {
         Self::from_index(gpu, &index)
     }
 
+    /// Rows in all lists.
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
     /// Number of lists.
     pub fn n_lists(&self) -> usize {
         self.n_lists
@@ -180,4 +189,9 @@ impl DeviceLists {
     pub fn dim(&self) -> usize {
         self.dim
     }
+}
+
+/// The rows of lists of these sizes.
+fn total_rows(list_size: &[i32]) -> usize {
+    list_size.iter().map(|&s| s.max(0) as usize).sum()
 }

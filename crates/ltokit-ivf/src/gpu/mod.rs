@@ -43,7 +43,7 @@ use crate::metric::{Filter, Metric};
 pub use coarse::{DeviceCenters, MatrixArith};
 pub(crate) use kernels::KernelSpec;
 pub use link_ahead::{IndexShape, LinkAhead};
-pub use list_major::{LmTile, ScanPath, TileArith};
+pub use list_major::{LmTile, ScanPath, TileArith, SEED_MIN_ROWS};
 pub use lists::DeviceLists;
 pub use search::{FirstSearch, GpuIndex};
 

@@ -129,15 +129,18 @@ impl GpuIndex {
             )?
             .is_ok()
         {
-            specs.extend(list_major_kernels(
-                &self.lists,
-                engine.list_major_tile_arithmetic(self.dtype),
-                self.metric,
-                &Filter::None,
-                FIRST_K,
-                (FIRST_BATCH, n_probes),
-                engine.shared_limit()?,
-            )?);
+            specs.extend(
+                list_major_kernels(
+                    &self.lists,
+                    engine.list_major_tile_arithmetic(self.dtype),
+                    self.metric,
+                    &Filter::None,
+                    FIRST_K,
+                    (FIRST_BATCH, n_probes),
+                    engine.shared_limit()?,
+                )?
+                .into_vec(),
+            );
         }
         Ok(specs)
     }
@@ -262,7 +265,8 @@ impl GpuIndex {
                 k,
                 (batch, n_probes),
                 engine.shared_limit()?,
-            )?;
+            )?
+            .into_vec();
             let ready = path == ScanPath::ListMajor || engine.kernels_loaded(&lm);
             if ready {
                 specs.extend(lm);
