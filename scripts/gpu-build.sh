@@ -23,6 +23,8 @@ for line in sys.stdin:
         shutil.copy(exe, f"gpu-run/bin/test-{pkg}-{name}-{kind}")
         print(f"gpu-run/bin/test-{pkg}-{name}-{kind}")
 '
+# Summarisers of A/B benches and ncu SASS pages, for runner scripts.
+cp scripts/ab-summary.py scripts/sass-summary.py scripts/sass-regions.py gpu-run/
 # The cuVS side-by-side bench script (peer material, not part of the repository).
 if [[ -f ../shared/peer/cuvs_bench.py ]]; then cp ../shared/peer/cuvs_bench.py gpu-run/; fi
 # The adopter example (a user's crate: own cudarc, context and stream).

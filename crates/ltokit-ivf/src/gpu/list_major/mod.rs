@@ -3,9 +3,12 @@
 //! all of them — a small matrix product per 64-row step (`kernels/lmtile.cu`) instead of
 //! one pass over the list per query. It writes the per-query scan's candidate layout (k
 //! per pair) and shares its merge. Worth it when many queries probe each list (large
-//! batches); [`ScanPath::Auto`] picks it from the batch shape.
+//! batches); [`ScanPath::Auto`] picks it from the batch shape. Tiles skip rows that
+//! cannot enter their query's final top k: a per-query bound each tile lowers as its pair
+//! fills, which `kernels/lmseed.cu` may first set from 64 rows of the query's first probe
+//! ([`seeds_bounds`]).
 //!
-//! Here: the grouping and the scan's launches. `path`: which scan a search runs (the
+//! Here: the grouping, the seed and the scan's launches. `path`: which scan a search runs (the
 //! thresholds `Auto` uses). `tile`: the tile's arithmetic, its queries per tile and the
 //! shared memory a block needs.
 
