@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Summarises an A/B run of `ltokit ivf bench --json`: files named SET-BUILD-ROUND.json
-(ROUND 1 or 2) in one folder, one line per (set, batch, n_probes) with each build's and
-round's device QPS and list-major scan time (per 10,000 queries), and the recalls seen —
-so that two builds measured in the same device call read side by side.
+"""Summarises an A/B run of `ltokit ivf bench --json` (scripts/gpu-ab.sh makes one):
+files named SET-BUILD-ROUND.json (ROUND a digit; SET may contain dashes, BUILD may not)
+in one folder, one line per (set, batch, n_probes) with each build's and round's device
+QPS and list-major scan time (per 10,000 queries), and the recalls seen — so that builds
+measured in the same device call read side by side.
 
 usage: scripts/ab-summary.py FOLDER
 """
@@ -12,7 +13,7 @@ import json
 import sys
 
 rows = collections.defaultdict(dict)
-for path in sorted(glob.glob(sys.argv[1] + "/*-*-[12].json")):
+for path in sorted(glob.glob(sys.argv[1] + "/*-*-[0-9].json")):
     name = path.split("/")[-1][:-5]
     dataset, build, run = name.rsplit("-", 2)
     try:
