@@ -85,16 +85,26 @@ pub fn plan_names(
     k: usize,
 ) -> Result<(String, String)> {
     let cap = capacity(k)?;
-    let vec = if veclen > 1 { "max" } else { "1" };
     Ok((
         format!(
-            "scan_c{cap}_{}_v{vec}_{}_{}",
+            "scan_c{cap}_{}_v{}_{}_{}",
             dtype.name(),
+            vec_name(veclen),
             metric.name(),
             filter.name()
         ),
         format!("merge_c{cap}_{}", metric.name()),
     ))
+}
+
+/// The `{vec}` of a plan that reads lists stored `veclen` values a chunk (the distance
+/// fragments `dist_*_v1` and `dist_*_vmax`).
+pub(crate) fn vec_name(veclen: usize) -> &'static str {
+    if veclen > 1 {
+        "max"
+    } else {
+        "1"
+    }
 }
 
 /// The coarse-search plan for `n_probes` probes per query of `dtype`.

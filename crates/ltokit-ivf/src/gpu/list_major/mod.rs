@@ -8,9 +8,9 @@
 //! fills, which `kernels/lmseed.cu` may first set from 64 rows of the query's first probe
 //! ([`seeds_bounds`]).
 //!
-//! Here: the grouping, the seed and the scan's launches. `path`: which scan a search runs (the
-//! thresholds `Auto` uses). `tile`: the tile's arithmetic, its queries per tile and the
-//! shared memory a block needs.
+//! Here: the grouping, the seed and the scan's launches. `path`: which scan a search runs
+//! (the thresholds `Auto` uses). `tile`: the tile's arithmetic, its queries per tile and
+//! the shared memory a block needs.
 
 use ltokit::launch::{
     CudaSlice, CudaViewMut, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param,
@@ -21,7 +21,7 @@ use super::merge::merge_kernel;
 use super::profile::Stage;
 use super::scan::{scan_signature, ScanBatch};
 use super::workspace::Buffer;
-use super::{capacity, DeviceLists, IvfGpu, KernelSpec};
+use super::{capacity, vec_name, DeviceLists, IvfGpu, KernelSpec};
 use crate::metric::{Filter, Metric};
 use crate::DType;
 
@@ -127,9 +127,9 @@ impl ListMajorKernels {
     }
 }
 
-/// Whether a list-major scan of `n_probes` probes of lists of `dtype` holding `mean_rows`
-/// rows on average, for top-`k`, seeds its queries' bounds
-/// with `ivf_lmseed` before it runs (else they start at +inf). The seed reads 64 rows a
+/// Whether a list-major scan for top-`k` of `n_probes` probes of `dtype` lists holding
+/// `mean_rows` rows on average seeds its queries' bounds with `ivf_lmseed` before it runs
+/// (else they start at +inf). The seed reads 64 rows a
 /// query, as much for 2 probes as for 50, and pays by what the scan's top-k pass no longer
 /// does; measured on the H200 (session 11, same call, batches 10,000 and 1,000): 8-bit and
 /// f16 lists of about 1,000 rows gained 1–7 % from 10 probes on; f32 (512-byte rows) −4 to
@@ -166,12 +166,12 @@ pub(crate) fn list_major_kernels(
     let (nb, n_probes) = batch;
     let cap = capacity(k)?;
     let kernel = LmKernel::choose(tile, lists.dim, k, shared)?;
-    let vec = if lists.veclen > 1 { "max" } else { "1" };
     let mean_rows = lists.n_rows() / lists.n_lists().max(1);
     let seed = seeds_bounds(lists.dtype, k, n_probes, mean_rows).then(|| KernelSpec {
         plan: format!(
-            "lmseed_{}_v{vec}_{}_{}",
+            "lmseed_{}_v{}_{}_{}",
             lists.dtype.name(),
+            vec_name(lists.veclen),
             metric.name(),
             filter.name()
         ),
