@@ -114,6 +114,8 @@ pub(crate) struct ListMajorKernels {
     pub merge: KernelSpec,
     /// `ivf_lmseed`, where the scan seeds its queries' bounds ([`seeds_bounds`]).
     pub seed: Option<KernelSpec>,
+    /// Which scan kernel `scan` is (its blocks an SM decide the block layout).
+    pub kernel: LmKernel,
 }
 
 impl ListMajorKernels {
@@ -202,6 +204,7 @@ pub(crate) fn list_major_kernels(
         ],
         merge: merge_kernel(metric, k, nb, n_probes * k)?,
         seed,
+        kernel,
     })
 }
 
@@ -266,6 +269,7 @@ impl IvfGpu {
             scan,
             group: [count, offsets, fill],
             seed,
+            kernel,
             ..
         } = list_major_kernels(
             lists,
@@ -276,7 +280,6 @@ impl IvfGpu {
             (b.nb, b.n_probes),
             shared,
         )?;
-        let kernel = LmKernel::choose(tile, lists.dim, b.k, shared)?;
         let layout = block_layout(tile, lists.dim, b.k, qt, kernel, shared)?;
         let scan_k = self
             .kernels
