@@ -7,7 +7,8 @@
 # and `new` is gpu-run/bin/ltokit. Each build keeps its own kernel cache.
 #
 # usage: bash scripts/gpu-ab.sh OUT_DIR BUILD...   (e.g. prev new)
-#   SETS (default "lowdim-i8 images lowdim-f16 lowdim"), ROUNDS (default 2)
+#   SETS (default "lowdim-i8 images lowdim-f16 lowdim"), ROUNDS (default 2); the
+#   builds: scripts/gpu-build-variants.sh
 set -uo pipefail
 out=${1:?usage: gpu-ab.sh OUT_DIR BUILD...}
 shift

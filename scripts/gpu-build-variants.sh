@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds `ltokit` variants for one A/B device call (scripts/gpu-ab.sh): each VARIANT is
+# NAME=PATCH[+PATCH...] (patches as in docs/wip/, applied in order to this checkout's
+# HEAD in a scratch worktree, the kernel bundle refreshed), built in release mode into
+# gpu-run/bin/ltokit-NAME. `prev=` (no patch) builds HEAD itself. The worktrees share
+# this checkout's CUDA libraries (.cuda) and one target folder (target/variants).
+#
+# usage: bash scripts/gpu-build-variants.sh prev= cap=docs/wip/cand-cap.patch \
+#          groups=docs/wip/keep-groups.patch both=docs/wip/cand-cap.patch+docs/wip/keep-groups.patch
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/setup-cuda.sh
+mkdir -p gpu-run/bin
+scratch=$(mktemp -d)
+trap 'git worktree prune; rm -rf "$scratch"' EXIT
+for variant in "$@"; do
+  name=${variant%%=*}
+  patches=${variant#*=}
+  [[ $name != "$variant" && -n $name ]] || { echo "variant $variant: expected NAME=PATCH[+PATCH...]" >&2; exit 2; }
+  tree="$scratch/$name"
+  git worktree add --quiet --detach "$tree" HEAD
+  ln -s "$root/.cuda" "$tree/.cuda"
+  if [[ -n $patches ]]; then
+    IFS=+ read -ra list <<< "$patches"
+    for p in "${list[@]}"; do
+      git -C "$tree" apply "$root/$p" || { echo "variant $name: $p does not apply" >&2; exit 1; }
+    done
+    (cd "$tree" && scripts/update-prebuilt.sh > /dev/null)
+  fi
+  CARGO_TARGET_DIR="$root/target/variants" cargo build --quiet --release --locked \
+    --manifest-path "$tree/Cargo.toml" -p ltokit-cli
+  cp "$root/target/variants/release/ltokit" "gpu-run/bin/ltokit-$name"
+  git worktree remove --force "$tree"
+  echo "gpu-run/bin/ltokit-$name: $patches"
+done
