@@ -177,14 +177,20 @@ impl Gpu {
             .map_err(|e| driver_error("cuDeviceGetCount", e))
     }
 
-    /// Opens GPU `ordinal` (creates or retains its primary context).
-    pub fn open(ordinal: usize) -> Result<Gpu> {
+    /// An error unless GPU `ordinal` exists (a driver is installed and it has that many).
+    fn check_ordinal(ordinal: usize) -> Result<()> {
         let count = Self::count()?;
         if ordinal >= count {
             return Err(Error::Driver(format!(
                 "GPU {ordinal} does not exist ({count} found)"
             )));
         }
+        Ok(())
+    }
+
+    /// Opens GPU `ordinal` (creates or retains its primary context).
+    pub fn open(ordinal: usize) -> Result<Gpu> {
+        Self::check_ordinal(ordinal)?;
         let ctx = CudaContext::new(ordinal).map_err(|e| driver_error("context creation", e))?;
         let (major, minor) = ctx
             .compute_capability()
@@ -203,12 +209,7 @@ impl Gpu {
     /// driver initialised, two device attributes): what linking kernels for the GPU
     /// needs, so that a process can link them while its context is being created.
     pub fn probe_compute_capability(ordinal: usize) -> Result<ComputeCapability> {
-        let count = Self::count()?;
-        if ordinal >= count {
-            return Err(Error::Driver(format!(
-                "GPU {ordinal} does not exist ({count} found)"
-            )));
-        }
+        Self::check_ordinal(ordinal)?;
         cudarc::driver::result::init().map_err(|e| driver_error("cuInit", e))?;
         let device = cudarc::driver::result::device::get(ordinal as i32)
             .map_err(|e| driver_error("cuDeviceGet", e))?;

@@ -51,8 +51,8 @@ impl LinkAhead {
     /// an index of `shape` built on the device (`crate::build::build_on_gpu`) and its
     /// first search (`first`, where the program knows it; else the likely ones) need —
     /// the build's row gather and layout, the per-query scan and merge, the coarse search
-    /// for `first`'s probes, then for other probe counts — in that order, on a few threads (a quarter of
-    /// the cores, 1 to 4), and returns at once. Nothing is started (and the engine links
+    /// for `first`'s probes, then for other probe counts — in that order, on a few threads
+    /// (a quarter of the cores, 1 to 4), and returns at once. Nothing is started (and the engine links
     /// on demand as before) when `cache` has no disk cache or does not allow linking, or
     /// when the GPU cannot be read: then the engine's own creation reports the error.
     pub fn start(
@@ -69,16 +69,10 @@ impl LinkAhead {
         if cache.dir.is_none() || !cache.jit {
             return none;
         }
-        let specs = match plans_for(ordinal, shape, first) {
-            Ok(specs) => specs,
-            Err(e) => {
-                tracing::debug!("no kernels linked ahead of the engine: {e}");
-                return none;
-            }
-        };
-        let (target, names) = specs;
-        let bundle = match bundle() {
-            Ok(b) => b,
+        let (target, names, bundle) = match plans_for(ordinal, shape, first)
+            .and_then(|(target, names)| Ok((target, names, bundle()?)))
+        {
+            Ok(prepared) => prepared,
             Err(e) => {
                 tracing::debug!("no kernels linked ahead of the engine: {e}");
                 return none;
