@@ -10,6 +10,8 @@ extern "C" __device__ float ivf_coarse_query_value(const unsigned char* queries,
 // apart).
 extern "C" __device__ unsigned ivf_coarse_query_bits(const unsigned char* queries, long long j);
 extern "C" __device__ float ivf_coarse_query_decode(unsigned bits);
+// Whether the query type's values are all exact in TF32 (no split needed in 3xTF32).
+extern "C" __device__ bool ivf_coarse_query_exact_tf32();
 
 // Query value j as f32, or 0 where `valid` is false. The load is unconditional (position
 // 0 stands in for an invalid j; a batch is never empty) so that a thread's loads are all

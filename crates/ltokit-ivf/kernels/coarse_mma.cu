@@ -1,6 +1,7 @@
 // Entry fragment (sm_80 on): the coarse search's score matrix on the tensor cores — the
 // same output as ivf_coarse_scores_kernel (coarse.cu), scores[q × n_centers + c] for every
-// (query, centre), with the products as 3xTF32 mma.sync (mma.cuh: f32's accuracy).
+// (query, centre), with the products as 3xTF32 mma.sync (mma.cuh: f32's accuracy; two
+// products where the query type is exact in TF32).
 //
 // A block of 4 warps takes a tile of 32 queries × 64 centres: warp w multiplies the 16
 // queries 16 (w % 2) … (the mma's A operand) by the 32 centres 32 (w / 2) … (four B
@@ -126,6 +127,16 @@ __device__ __forceinline__ void cm_scores(CM_PARAMS, float* qs, float* cs)
         for (int k = 0; k < CM_KC; k += 8) {
             unsigned a[4];
             mma_ldsm_x4(a, qa + k);
+            if (ivf_coarse_query_exact_tf32()) {
+                // f16 and 8-bit queries: nothing to split on their side.
+                #pragma unroll
+                for (int n = 0; n < 4; ++n) {
+                    unsigned b[2];
+                    mma_ldsm_x2(b[0], b[1], cb + n * 8 * CM_LD + k);
+                    mma_2xtf32(acc[n], a, mma_split_all(b));
+                }
+                continue;
+            }
             const MmaSplit<4> as = mma_split_all(a);
             #pragma unroll
             for (int n = 0; n < 4; ++n) {

@@ -32,3 +32,14 @@ extern "C" __device__ float ivf_coarse_query_decode(unsigned bits) {
 extern "C" __device__ float ivf_coarse_query_value(const unsigned char* queries, long long j) {
     return ivf_coarse_query_decode(ivf_coarse_query_bits(queries, j));
 }
+
+// Whether every value of the type is exact in TF32 (8 bits of significand, 10 stored,
+// and f32's exponents): then a product with a TF32 operand needs no split of the query's
+// side (mma.cuh, mma_2xtf32). f16 and the 8-bit types are; f32 is not.
+extern "C" __device__ bool ivf_coarse_query_exact_tf32() {
+#if defined(IVF_DTYPE_f32)
+    return false;
+#else
+    return true;
+#endif
+}
