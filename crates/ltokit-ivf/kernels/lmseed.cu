@@ -1,20 +1,19 @@
 // Entry fragment: seeds the list-major scan's per-query bounds (lm_bound_key, topk.cuh)
-// before it runs. Warp w of block b takes query q = b · warps + w: it scores the first 64
-// rows of the query's first probe (two 32-row groups, lane l rows l and 32 + l, with the
-// per-query scan's distance fragment) and sets bound[q] just above the k-th best of them,
-// each raised by the most the scan's own arithmetic may score that row below this one's.
-// Those k rows are in a list the query probes and pass its filter, so k rows the scan
-// scores under the bound exist: nothing of the final top k is skipped. Without the seed,
-// every tile's first step keeps all 64 rows for each query until some tile of it reaches
-// k (a host simulation of the lowdim bench set: 96 candidates kept a (query, probe) pair
-// with no bound shared, 24 with this seed). k > 32, or fewer than k rows to look at: no
-// bound (zero, +inf). The host launches it only where it pays (list_major::seeds_bounds).
+// before it runs. A query's first `seed_rows` rows of its first probe (32-row groups) are
+// scored by `parts` warps with the per-query scan's distance fragment — warp p of the
+// query takes groups p, p + parts, …, lane l row l of each, and keeps the best 32 it saw
+// sorted in registers; the first warp merges the others' lists from shared memory and
+// sets bound[q] just above the k-th best, each row raised by the most the scan's own
+// arithmetic may score that row below this one's. Those k rows are in a list the query
+// probes and pass its filter, so k rows the scan scores under the bound exist: nothing of
+// the final top k is skipped. Without the seed, every tile's first step keeps all 64 rows
+// for each query until some tile of it reaches k (a host simulation of the lowdim bench
+// set: 96 candidates kept a (query, probe) pair with no bound shared, 24 with a 64-row
+// seed, 15 with 128). k > 32, or fewer than k rows to look at: no bound (zero, +inf). The
+// host launches it only where it pays (list_major::seeds_bounds).
 #include "ivf_abi.cuh"
 #include "topk.cuh"
 #include "warpsort.cuh"
-
-// Rows a query's seed scores: two 32-row groups.
-#define LMSEED_ROWS 64
 
 // The most a score of (acc, qn, xn) computed by a different order of float operations
 // may differ, in the accumulator's units: a dot product of `dim` terms has an error under
@@ -26,8 +25,29 @@ __device__ __forceinline__ float lmseed_slack(int dim, float qn, float xn) {
     return (float)(dim + 8) * 0x1p-20f * (qn + xn);
 }
 
+// The upper end of the score of row `row` of the list at `off` (`size` rows) against the
+// staged query (norm qn): +inf past the list's end or where the filter drops the row.
+__device__ __forceinline__ float lmseed_row_bound(const unsigned char* data, int elem_bytes, long long off, int size,
+                                                  int row, const long long* ids, int query,
+                                                  const unsigned int* filter, long long filter_words,
+                                                  const unsigned char* staged, int dim, int lane, float qn) {
+    if (row >= size || !ivf_keep(ids[off + row], query, filter, filter_words)) return __int_as_float(0x7f800000);
+    float xn = 0.f;
+    const unsigned char* group = data + (off + (long long)(row - lane)) * dim * elem_bytes;
+    const float acc = ivf_dist(group, lane, staged, dim, &xn);
+    // The L2 fragment returns Σ (q - x)² without the row's norm: |x|² ≤ 2 |q|² + 2 acc.
+    const float e = lmseed_slack(dim, qn, ivf_metric_l2() ? 2.f * (qn + acc) : xn);
+    // Every metric's score is monotonic in the accumulator: the larger of the two ends is
+    // the row's highest possible score.
+    return fmaxf(ivf_score(acc + e, qn, xn), ivf_score(acc - e, qn, xn));
+}
+
+// Launch: blocks of 32 · parts · (queries a block) threads; dynamic shared memory of a
+// staged query (dim values of 4 bytes at most, rounded up to 16 bytes) and 32 scores for
+// each warp. seed_rows: a multiple of 32.
 extern "C" __global__ void __launch_bounds__(128) ivf_lmseed_kernel(
     const unsigned char* __restrict__ queries, int dim, int n_probes, int nq, const long long* __restrict__ probes,
+    int seed_rows, int parts,
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset,
     const int* __restrict__ list_size, const long long* __restrict__ ids,
     const unsigned int* __restrict__ filter, long long filter_words, int query_base, int k,
@@ -35,44 +55,42 @@ extern "C" __global__ void __launch_bounds__(128) ivf_lmseed_kernel(
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int qi = blockIdx.x * (blockDim.x / 32) + warp;
-    if (qi >= nq) return;  // no block-wide barrier below
-    if (k > 32) {
+    const int part = warp % parts;
+    const int qi = blockIdx.x * (blockDim.x / 32 / parts) + warp / parts;
+    const int stage_bytes = (dim * 4 + 15) / 16 * 16;
+    float* best = reinterpret_cast<float*>(smem_raw + (long long)(blockDim.x / 32) * stage_bytes);  // [warps][32]
+    // k > 32 seeds nothing; the host only launches k ≤ 32 (list_major::seeds_bounds).
+    const bool active = qi < nq && k <= 32;
+    const float inf = __int_as_float(0x7f800000);
+    float d = inf;
+    if (active) {
+        unsigned char* staged = smem_raw + (long long)warp * stage_bytes;
+        float qn = ivf_stage_query(queries + (long long)qi * dim * elem_bytes, staged, dim, lane, 32);
+        for (int off = 16; off > 0; off >>= 1) qn += __shfl_xor_sync(IVF_FULL, qn, off);
+        __syncwarp();
+        const int list = (int)probes[(long long)qi * n_probes];
+        const long long off = list_offset[list];
+        const int size = min(list_size[list], seed_rows);
+        long long id = -1;
+        for (int g = part; g * 32 < size; g += parts) {
+            float s = lmseed_row_bound(data, elem_bytes, off, size, g * 32 + lane, ids, query_base + qi, filter,
+                                       filter_words, staged, dim, lane, qn);
+            long long sid = g * 32 + lane;
+            ws_sort32(s, sid, lane);
+            ws_merge32(d, id, s, sid, lane);
+        }
+    }
+    best[warp * 32 + lane] = d;
+    __syncthreads();
+    if (qi >= nq || part != 0) return;
+    if (!active) {
         if (lane == 0) bound[qi] = 0u;
         return;
     }
-    // A warp's staged query: dim values of 4 bytes at most, 16-byte aligned (the host
-    // gives each warp that much).
-    unsigned char* staged = smem_raw + (long long)warp * ((dim * 4 + 15) / 16 * 16);
-    float qn = ivf_stage_query(queries + (long long)qi * dim * elem_bytes, staged, dim, lane, 32);
-    for (int off = 16; off > 0; off >>= 1) qn += __shfl_xor_sync(IVF_FULL, qn, off);
-    __syncwarp();
-    const int list = (int)probes[(long long)qi * n_probes];
-    const long long off = list_offset[list];
-    const int size = list_size[list];
-    const float inf = __int_as_float(0x7f800000);
-    const bool l2 = ivf_metric_l2();
-    float up[2];
-    #pragma unroll
-    for (int g = 0; g < 2; ++g) {
-        const int row = g * 32 + lane;
-        up[g] = inf;
-        if (row < size && ivf_keep(ids[off + row], query_base + qi, filter, filter_words)) {
-            float xn = 0.f;
-            const unsigned char* group = data + (off + (long long)g * 32) * dim * elem_bytes;
-            const float acc = ivf_dist(group, lane, staged, dim, &xn);
-            // The L2 fragment returns Σ (q - x)² without the row's norm: |x|² ≤ 2 |q|² + 2 acc.
-            const float e = lmseed_slack(dim, qn, l2 ? 2.f * (qn + acc) : xn);
-            // Every metric's score is monotonic in the accumulator: the larger of the two
-            // ends is the row's highest possible score.
-            up[g] = fmaxf(ivf_score(acc + e, qn, xn), ivf_score(acc - e, qn, xn));
-        }
+    for (int p = 1; p < parts; ++p) {
+        long long id = lane, oid = 32 * p + lane;
+        ws_merge32(d, id, best[(warp + p) * 32 + lane], oid, lane);
     }
-    float a = up[0], b = up[1];
-    long long ia = lane, ib = 32 + lane;
-    ws_sort32(a, ia, lane);
-    ws_sort32(b, ib, lane);
-    ws_merge32(a, ia, b, ib, lane);
-    const float kth = __shfl_sync(IVF_FULL, a, k - 1);
+    const float kth = __shfl_sync(IVF_FULL, d, k - 1);
     if (lane == 0) bound[qi] = kth < inf ? lm_bound_key(nextafterf(kth, inf)) : 0u;
 }

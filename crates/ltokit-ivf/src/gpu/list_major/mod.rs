@@ -5,7 +5,7 @@
 //! per pair) and shares its merge. Worth it when many queries probe each list (large
 //! batches); [`ScanPath::Auto`] picks it from the batch shape. Tiles skip rows that
 //! cannot enter their query's final top k: a per-query bound each tile lowers as its pair
-//! fills, which `kernels/lmseed.cu` may first set from 64 rows of the query's first probe
+//! fills, which `kernels/lmseed.cu` may first set from the first rows of the query's first probe
 //! ([`seeds_bounds`]).
 //!
 //! Here: the grouping, the seed and the scan's launches. `path`: which scan a search runs
@@ -66,19 +66,41 @@ const LMSEED_SIGNATURE: &[Param] = scan_signature!(
         Param::I32,                            // n_probes
         Param::I32,                            // queries
         Param::Buffer(Elem::I64, Extent::Any), // probes
+        Param::I32,                            // rows a query's seed scores
+        Param::I32,                            // warps a query
     ],
     [
         Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds
     ]
 );
 
-/// How `ivf_lmseed` is launched for `dim`-dimensional queries: warps (queries) a block,
-/// and the shared memory they stage their queries in (4 bytes a value at most, 16-byte
-/// aligned, a warp's share each) — four warps where that fits the default 48 KiB.
-fn seed_block(dim: usize) -> (usize, usize) {
-    let per_warp = (dim * 4).next_multiple_of(16);
+/// Rows of its first probe a query's seed scores (a multiple of 32).
+const SEED_ROWS: usize = 64;
+
+/// How `ivf_lmseed` is launched: queries a block, warps a query, and the shared memory
+/// of the block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SeedBlock {
+    queries: usize,
+    parts: usize,
+    shared: usize,
+}
+
+/// The seed's launch for `dim`-dimensional queries scoring `rows` rows each: one warp a
+/// 32-row group up to four warps a query (the groups' latency is the seed's cost at small
+/// batches), blocks of up to four warps; each warp stages its query (4 bytes a value at
+/// most, 16-byte aligned) and leaves 32 scores for the merge, within the default 48 KiB
+/// where a warp's share fits it.
+fn seed_block(dim: usize, rows: usize) -> SeedBlock {
+    let per_warp = (dim * 4).next_multiple_of(16) + 32 * 4;
     let warps = (48 * 1024 / per_warp).clamp(1, 4);
-    (warps, warps * per_warp)
+    let parts = (rows / 32).clamp(1, warps);
+    let queries = warps / parts;
+    SeedBlock {
+        queries,
+        parts,
+        shared: queries * parts * per_warp,
+    }
 }
 
 /// `ivf_group_count` and `ivf_group_fill`: probes, pair count, counts or cursors, and for
@@ -131,7 +153,7 @@ impl ListMajorKernels {
 
 /// Whether a list-major scan for top-`k` of `n_probes` probes of `dtype` lists holding
 /// `mean_rows` rows on average seeds its queries' bounds with `ivf_lmseed` before it runs
-/// (else they start at +inf). The seed reads 64 rows a
+/// (else they start at +inf). The seed reads [`SEED_ROWS`] rows a
 /// query, as much for 2 probes as for 50, and pays by what the scan's top-k pass no longer
 /// does; measured on the H200 (session 11, same call, batches 10,000 and 1,000): 8-bit and
 /// f16 lists of about 1,000 rows gained 1–7 % from 10 probes on; f32 (512-byte rows) −4 to
@@ -144,7 +166,7 @@ pub(crate) fn seeds_bounds(dtype: DType, k: usize, n_probes: usize, mean_rows: u
         && n_probes * mean_rows >= SEED_MIN_ROWS
 }
 
-/// The largest k `ivf_lmseed` seeds (the k-th best of 64 rows sorted 32 at a time).
+/// The largest k `ivf_lmseed` seeds (it keeps the best 32 rows).
 const SEED_MAX_K: usize = 32;
 
 /// Rows a query's probes must hold on average, together, for the seed to pay
@@ -178,7 +200,7 @@ pub(crate) fn list_major_kernels(
             filter.name()
         ),
         signature: LMSEED_SIGNATURE,
-        shared: seed_block(lists.dim).1,
+        shared: seed_block(lists.dim, SEED_ROWS).shared,
     });
     let group = |plan: &str, signature| KernelSpec {
         plan: plan.into(),
@@ -355,25 +377,30 @@ impl IvfGpu {
             b.k as i32,
         );
         if let Some(seed_k) = &seed_k {
-            let (seed_warps, seed_shared) = seed_block(lists.dim);
+            let block = seed_block(lists.dim, SEED_ROWS);
             let seed_cfg = LaunchConfig {
-                grid_dim: (b.nb.div_ceil(seed_warps) as u32, 1, 1),
-                block_dim: (32 * seed_warps as u32, 1, 1),
-                shared_mem_bytes: seed_shared as u32,
+                grid_dim: (b.nb.div_ceil(block.queries) as u32, 1, 1),
+                block_dim: ((32 * block.parts * block.queries) as u32, 1, 1),
+                shared_mem_bytes: block.shared as u32,
             };
+            let (rows_i, parts_i) = (SEED_ROWS as i32, block.parts as i32);
             let launch = Launch::on(stream, seed_k, seed_cfg)
                 .view(&b.queries)
                 .scalar(&dim_i)
                 .scalar(&probes_i)
                 .scalar(&nb_i)
-                .view(&b.probes);
+                .view(&b.probes)
+                .scalar(&rows_i)
+                .scalar(&parts_i);
             let launch = b
                 .list_and_filter_args(launch, &elem, &base, &k_i)
                 .buffer_mut(bound);
-            // SAFETY: warp q < nb reads query q and its first probe (check_buffers: nb queries
-            // and nb × n_probes probes, each a list below n_lists), at most the first 64 rows
-            // of that list (lists are padded to 32-row groups; rows past its size are not
-            // read), the filter within its words, and writes bound[q] (nb allocated above).
+            // SAFETY: the warps of query q < nb read query q and its first probe
+            // (check_buffers: nb queries and nb × n_probes probes, each a list below
+            // n_lists), at most the first SEED_ROWS rows of that list (lists are padded to
+            // 32-row groups; rows past its size are not read), the filter within its words,
+            // and write bound[q] (nb allocated above); the block's shared memory is what
+            // seed_block gives its warps.
             unsafe { launch.run() }?;
         }
         self.profiler.lap(gpu, Stage::Group)?;
@@ -443,11 +470,19 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_takes_four_warps_where_their_queries_fit_48_kib() {
-        assert_eq!(seed_block(128), (4, 4 * 512));
-        assert_eq!(seed_block(784), (4, 4 * 3136));
-        // 4,096 dimensions: 16 KiB a warp, three fit; 16,384: one, past 48 KiB.
-        assert_eq!(seed_block(4096), (3, 3 * 16384));
-        assert_eq!(seed_block(16384), (1, 65536));
+    fn the_seed_gives_a_query_a_warp_a_group_in_blocks_that_fit_48_kib() {
+        let block = |queries, parts, shared| SeedBlock {
+            queries,
+            parts,
+            shared,
+        };
+        // 128 dimensions: 512 bytes of query and 128 of scores a warp.
+        assert_eq!(seed_block(128, 64), block(2, 2, 4 * 640));
+        assert_eq!(seed_block(128, 128), block(1, 4, 4 * 640));
+        assert_eq!(seed_block(128, 256), block(1, 4, 4 * 640));
+        assert_eq!(seed_block(784, 32), block(4, 1, 4 * 3264));
+        // 4,096 dimensions: two warps fit; 16,384: one, past 48 KiB.
+        assert_eq!(seed_block(4096, 128), block(1, 2, 2 * 16512));
+        assert_eq!(seed_block(16384, 64), block(1, 1, 65664));
     }
 }
