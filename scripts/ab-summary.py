@@ -3,9 +3,10 @@
 files named SET-BUILD-ROUND.json (ROUND a digit; SET may contain dashes, BUILD may not)
 in one folder, one line per (set, batch, n_probes) with each build's and round's device
 QPS and list-major scan time (per 10,000 queries), and the recalls seen — so that builds
-measured in the same device call read side by side.
+measured in the same device call read side by side; then each build's device and host QPS
+as the mean of its rounds, in per cent of build BASE's where one is named.
 
-usage: scripts/ab-summary.py FOLDER
+usage: scripts/ab-summary.py FOLDER [BASE]
 """
 import collections
 import glob
@@ -26,9 +27,26 @@ for path in sorted(glob.glob(sys.argv[1] + "/*-*-[0-9].json")):
             r["device_qps"],
             round(r["recall"], 4),
             r["stages"]["scan_s"] * 1e3,
+            r["qps"],
         )
 for key, seen in rows.items():
     cells = "  ".join(
-        f"{build}{run}:{qps / 1e6:.2f}M/{scan:.3f}ms" for (build, run), (qps, _, scan) in sorted(seen.items())
+        f"{build}{run}:{qps / 1e6:.2f}M/{scan:.3f}ms" for (build, run), (qps, _, scan, _) in sorted(seen.items())
     )
     print(key, cells, " recall", sorted({v[1] for v in seen.values()}))
+
+base = sys.argv[2] if len(sys.argv) > 2 else None
+print("\nmeans of the rounds: device QPS / host QPS" + (f", % against {base}" if base else ""))
+for key, seen in rows.items():
+    means = {}
+    for (build, _), (dev, _, _, host) in seen.items():
+        means.setdefault(build, []).append((dev, host))
+    means = {b: (sum(d for d, _ in v) / len(v), sum(h for _, h in v) / len(v)) for b, v in means.items()}
+    ref = means.get(base)
+    cells = []
+    for build, (dev, host) in sorted(means.items()):
+        cell = f"{build}:{dev / 1e6:.2f}/{host / 1e6:.2f}M"
+        if ref and build != base:
+            cell += f"({(dev / ref[0] - 1) * 100:+.1f}/{(host / ref[1] - 1) * 100:+.1f}%)"
+        cells.append(cell)
+    print(key, "  ".join(cells))

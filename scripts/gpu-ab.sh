@@ -2,7 +2,8 @@
 # A/B of ltokit builds in one device call: each build's `ltokit ivf bench --scan
 # list-major` on the bench sets (scripts/make-bench-data.py), batches 10,000 and 1,000,
 # two rounds with the builds interleaved, then one line per (set, batch, n_probes) with
-# every build's device QPS and scan time (scripts/ab-summary.py). Run on the GPU machine
+# every build's device QPS and scan time, then each build's mean device and host QPS against
+# the first build named (scripts/ab-summary.py). Run on the GPU machine
 # from the repository root with gpu-run/ carried: build NAME is gpu-run/bin/ltokit-NAME,
 # and `new` is gpu-run/bin/ltokit. Each build keeps its own kernel cache.
 #
@@ -38,4 +39,4 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     echo "$build round $round at $SECONDS s" >> "$out/times.txt"
   done
 done
-python3 scripts/ab-summary.py "$out" | tee "$out/summary.txt"
+python3 scripts/ab-summary.py "$out" "$1" | tee "$out/summary.txt"

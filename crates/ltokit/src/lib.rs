@@ -52,6 +52,8 @@ pub mod launch;
 pub mod link;
 #[doc(hidden)] // the job runner of ltokit-build, not part of the API
 pub mod parallel;
+#[cfg(feature = "gpu")]
+pub mod pinned;
 pub mod plan;
 pub mod provider;
 pub mod toolkit;

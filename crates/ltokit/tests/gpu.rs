@@ -235,3 +235,76 @@ fn cubin_for_another_architecture_is_refused_by_the_driver() {
         .expect("sm_80 code must not load on this GPU");
     assert!(err.to_string().contains("architecture"), "{err}");
 }
+
+/// Bytes from a 64-bit xorshift of `seed`.
+fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn pinned_staging_carries_uploads_and_downloads_of_every_size_intact() {
+    use ltokit::pinned::PinnedStaging;
+    let gpu = gpu();
+    let mut up = PinnedStaging::<u8>::for_uploads();
+    let mut down_u8 = PinnedStaging::<u8>::for_downloads();
+    let mut down_i64 = PinnedStaging::<i64>::for_downloads();
+    // One chunk and less, a chunk ± 1, the threaded copy (2 MiB on), then smaller again
+    // into the grown buffer; each checked through ordinary (pageable) copies.
+    for len in [
+        1usize,
+        1000,
+        (1 << 20) - 1,
+        (1 << 20) + 1,
+        (5 << 20) + 3,
+        77_777,
+    ] {
+        let seed = seed();
+        let host = random_bytes(len, seed);
+        let mut device = gpu.zeros::<u8>(len + 16).unwrap();
+        up.upload(&gpu, &host, &mut device.slice_mut(0..len))
+            .unwrap();
+        let back = gpu.download(&device).unwrap();
+        assert_eq!(
+            &back[..len],
+            &host[..],
+            "upload of {len} bytes, seed {seed}"
+        );
+        assert!(
+            back[len..].iter().all(|&b| b == 0),
+            "upload of {len} bytes wrote past its end"
+        );
+
+        // Two downloads in flight at once, then their waits.
+        let ids: Vec<i64> = host.iter().map(|&b| b as i64 * 1_000_003 - 7).collect();
+        let ids_device = gpu.upload(&ids).unwrap();
+        down_u8.start_download(&gpu, &device.slice(0..len)).unwrap();
+        down_i64
+            .start_download(&gpu, &ids_device.slice(0..len))
+            .unwrap();
+        assert_eq!(
+            down_u8.finish_download().unwrap(),
+            host,
+            "download of {len} bytes"
+        );
+        assert_eq!(
+            down_i64.finish_download().unwrap(),
+            ids,
+            "download of {len} i64"
+        );
+    }
+    println!("pinned staging: 6 sizes from 1 byte to 5 MiB up and down intact");
+    let device = gpu.zeros::<u8>(4).unwrap();
+    assert!(matches!(
+        up.start_download(&gpu, &device.slice(0..4)),
+        Err(Error::InvalidArgument(_))
+    ));
+}

@@ -395,8 +395,9 @@ impl GpuIndex {
         }
     }
 
-    /// Searches from the host: one upload of the queries as stored, the device-resident
-    /// search, one download of the results. Fails, naming it, on a query with a NaN or
+    /// Searches from the host: one upload of the queries as stored (through pinned
+    /// memory, in chunks whose transfers start as each is copied), the device-resident
+    /// search, one download of the results (likewise, with one wait for all of them). Fails, naming it, on a query with a NaN or
     /// infinite value (found on the device by the coarse search, not by a host pass).
     pub fn search(
         &self,
@@ -414,23 +415,38 @@ impl GpuIndex {
         let mut staging = self.staging.lock();
         let staging = &mut *staging;
         // The coarse search records a non-finite query in this flag.
-        gpu.upload_into(&[0i32], self.workspace.lock().bad_query.at_least(gpu, 1)?)?;
-        let q = staging.queries.at_least(gpu, queries.bytes.len())?;
-        gpu.upload_into(&queries.bytes, q)?;
+        gpu.clear(self.workspace.lock().bad_query.at_least(gpu, 1)?)?;
+        let len = queries.bytes.len();
+        let q = staging.queries.at_least(gpu, len)?;
+        staging
+            .queries_host
+            .upload(gpu, &queries.bytes, &mut q.slice_mut(0..len))?;
         let out_i = staging.out_i.at_least(gpu, nq * k)?;
         let out_d = staging.out_d.at_least(gpu, nq * k)?;
         self.search_device_bytes(
             engine,
-            &q.slice(0..queries.bytes.len()),
+            &q.slice(0..len),
             k,
             n_probes,
             filter,
             &mut out_i.slice_mut(0..nq * k),
             &mut out_d.slice_mut(0..nq * k),
         )?;
-        let ids = gpu.download_prefix(out_i, nq * k)?;
-        let distances = gpu.download_prefix(out_d, nq * k)?;
-        let bad = gpu.download_prefix(self.workspace.lock().bad_query.at_least(gpu, 1)?, 1)?;
+        // Three transfers, one wait.
+        staging
+            .out_i_host
+            .start_download(gpu, &out_i.slice(0..nq * k))?;
+        staging
+            .out_d_host
+            .start_download(gpu, &out_d.slice(0..nq * k))?;
+        {
+            let mut ws = self.workspace.lock();
+            let flag = ws.bad_query.at_least(gpu, 1)?;
+            staging.bad_host.start_download(gpu, &flag.slice(0..1))?;
+        }
+        let ids = staging.out_i_host.finish_download()?;
+        let distances = staging.out_d_host.finish_download()?;
+        let bad = staging.bad_host.finish_download()?;
         if let Some(&b) = bad.first().filter(|&&b| b > 0) {
             return Err(Error::InvalidArgument(format!(
                 "query {} has a NaN or infinite value; clean the queries first",
@@ -598,6 +614,12 @@ mod tests {
     use super::*;
     use crate::gpu::bundle;
     use ltokit::arch::Target;
+
+    #[test]
+    fn an_uploaded_index_may_be_shared_between_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<GpuIndex>();
+    }
 
     #[test]
     fn the_first_search_kernels_linked_ahead_are_plans_of_the_bundle() {

@@ -2,6 +2,7 @@
 //! never zero-filled (every kernel writes what it later reads).
 
 use ltokit::launch::{CudaSlice, DeviceElem, Gpu};
+use ltokit::pinned::PinnedStaging;
 use ltokit::{Error, Result};
 
 /// One grow-only device buffer.
@@ -43,12 +44,32 @@ pub(crate) struct Workspace {
     pub(crate) groups: super::list_major::PairGroups,
 }
 
-/// The host API's device side: the queries as uploaded and the results before download.
-#[derive(Default)]
+/// The host API's staging: the queries as uploaded and the results before download, on
+/// the device and in pinned host memory.
 pub(crate) struct HostStaging {
     /// The queries, in their stored bytes.
     pub(crate) queries: Buffer<u8>,
     /// Results.
     pub(crate) out_d: Buffer<f32>,
     pub(crate) out_i: Buffer<i64>,
+    /// The queries on their way up.
+    pub(crate) queries_host: PinnedStaging<u8>,
+    /// The results and the non-finite query flag on their way down.
+    pub(crate) out_d_host: PinnedStaging<f32>,
+    pub(crate) out_i_host: PinnedStaging<i64>,
+    pub(crate) bad_host: PinnedStaging<i32>,
+}
+
+impl Default for HostStaging {
+    fn default() -> Self {
+        HostStaging {
+            queries: Buffer::default(),
+            out_d: Buffer::default(),
+            out_i: Buffer::default(),
+            queries_host: PinnedStaging::for_uploads(),
+            out_d_host: PinnedStaging::for_downloads(),
+            out_i_host: PinnedStaging::for_downloads(),
+            bad_host: PinnedStaging::for_downloads(),
+        }
+    }
 }

@@ -74,8 +74,21 @@ const LMSEED_SIGNATURE: &[Param] = scan_signature!(
     ]
 );
 
-/// Rows of its first probe a query's seed scores (a multiple of 32).
-const SEED_ROWS: usize = 64;
+/// Bytes of its first probe's rows a query's seed reads ([`seed_rows`]).
+const SEED_BYTES: usize = 32 * 1024;
+
+/// Rows of its first probe a query's seed scores: [`SEED_BYTES`] of them, in whole 32-row
+/// groups, from 64 to 256. More rows give a tighter bound (a host simulation of the lowdim
+/// set: 24 candidates kept a (query, probe) pair with 64 rows, 15 with 128) at a cost
+/// that grows with the bytes read. Measured on the H200 (session 12, `2-seed-rows-ab/`,
+/// same call, against 64 rows of the one-warp seed, mean of two rounds): 1M × 128 i8 at
+/// 10/20/50 probes, batches 10,000 and 1,000 — 128 rows −0.8 to +1.3 %, 256 rows +0.3 to
+/// +3.3 % (all six better than 128); the same set as f16 — 128 rows −0.1 to +2.4 %, 256
+/// rows −2.5 to +2.3 %. So 256 rows of 128 bytes, 128 of 256 bytes.
+fn seed_rows(dim: usize, elem_bytes: usize) -> usize {
+    let rows = SEED_BYTES / (dim * elem_bytes).max(1);
+    (rows / 32 * 32).clamp(64, 256)
+}
 
 /// How `ivf_lmseed` is launched: queries a block, warps a query, and the shared memory
 /// of the block.
@@ -153,7 +166,7 @@ impl ListMajorKernels {
 
 /// Whether a list-major scan for top-`k` of `n_probes` probes of `dtype` lists holding
 /// `mean_rows` rows on average seeds its queries' bounds with `ivf_lmseed` before it runs
-/// (else they start at +inf). The seed reads [`SEED_ROWS`] rows a
+/// (else they start at +inf). The seed reads [`seed_rows`] rows a
 /// query, as much for 2 probes as for 50, and pays by what the scan's top-k pass no longer
 /// does; measured on the H200 (session 11, same call, batches 10,000 and 1,000): 8-bit and
 /// f16 lists of about 1,000 rows gained 1–7 % from 10 probes on; f32 (512-byte rows) −4 to
@@ -170,7 +183,7 @@ pub(crate) fn seeds_bounds(dtype: DType, k: usize, n_probes: usize, mean_rows: u
 const SEED_MAX_K: usize = 32;
 
 /// Rows a query's probes must hold on average, together, for the seed to pay
-/// ([`seeds_bounds`]): a hundred times the 64 it reads.
+/// ([`seeds_bounds`]): a hundred times the 64 rows the seed read when this was measured.
 pub const SEED_MIN_ROWS: usize = 6400;
 
 /// The kernels of a list-major scan of `batch` = (queries, probes): lmscan, the three
@@ -200,7 +213,7 @@ pub(crate) fn list_major_kernels(
             filter.name()
         ),
         signature: LMSEED_SIGNATURE,
-        shared: seed_block(lists.dim, SEED_ROWS).shared,
+        shared: seed_block(lists.dim, seed_rows(lists.dim, lists.dtype.size())).shared,
     });
     let group = |plan: &str, signature| KernelSpec {
         plan: plan.into(),
@@ -377,13 +390,14 @@ impl IvfGpu {
             b.k as i32,
         );
         if let Some(seed_k) = &seed_k {
-            let block = seed_block(lists.dim, SEED_ROWS);
+            let rows = seed_rows(lists.dim, lists.dtype.size());
+            let block = seed_block(lists.dim, rows);
             let seed_cfg = LaunchConfig {
                 grid_dim: (b.nb.div_ceil(block.queries) as u32, 1, 1),
                 block_dim: ((32 * block.parts * block.queries) as u32, 1, 1),
                 shared_mem_bytes: block.shared as u32,
             };
-            let (rows_i, parts_i) = (SEED_ROWS as i32, block.parts as i32);
+            let (rows_i, parts_i) = (rows as i32, block.parts as i32);
             let launch = Launch::on(stream, seed_k, seed_cfg)
                 .view(&b.queries)
                 .scalar(&dim_i)
@@ -397,7 +411,7 @@ impl IvfGpu {
                 .buffer_mut(bound);
             // SAFETY: the warps of query q < nb read query q and its first probe
             // (check_buffers: nb queries and nb × n_probes probes, each a list below
-            // n_lists), at most the first SEED_ROWS rows of that list (lists are padded to
+            // n_lists), at most the first `rows` rows of that list (lists are padded to
             // 32-row groups; rows past its size are not read), the filter within its words,
             // and write bound[q] (nb allocated above); the block's shared memory is what
             // seed_block gives its warps.
@@ -467,6 +481,16 @@ mod tests {
         assert!(!seeds_bounds(DType::U8, 10, 20, 234));
         assert!(seeds_bounds(DType::U8, 10, 2, SEED_MIN_ROWS / 2));
         assert!(!seeds_bounds(DType::U8, 10, 2, SEED_MIN_ROWS / 2 - 1));
+    }
+
+    #[test]
+    fn the_seed_reads_32_kib_of_rows_in_whole_groups_from_64_to_256() {
+        assert_eq!(seed_rows(128, 1), 256);
+        assert_eq!(seed_rows(128, 2), 128);
+        assert_eq!(seed_rows(96, 2), 160);
+        assert_eq!(seed_rows(64, 1), 256);
+        assert_eq!(seed_rows(128, 4), 64);
+        assert_eq!(seed_rows(784, 1), 64);
     }
 
     #[test]
