@@ -39,25 +39,26 @@ extern "C" __device__ bool ivf_metric_l2();
 #define LM_PREFETCH 8
 struct LmRegs { uint4 v[LM_PREFETCH]; };
 
-// Room for kept candidates a query slot has, and the count past which the block offers
-// them to the top-k lists before the next step (which may keep 64 more): the lists are
-// offered only every few steps, when some slot's candidates pile up, not after each.
-#define LM_CAND_CAP 80
-#define LM_FLUSH_AT (LM_CAND_CAP - LM_STEP_ROWS)
+// Room for kept candidates a query slot has (a constant of the tile fragment, which the
+// link folds into the scan): the block offers them to the top-k lists before the next
+// step once some slot holds more than ivf_lm_cand_cap() - LM_STEP_ROWS (the next step may
+// keep 64 more), so the lists are offered only every few steps, not after each. The host
+// sizes shared memory with the same value (list_major::tile::cand_cap).
+extern "C" __device__ int ivf_lm_cand_cap();
 
 // The candidates kept since the slots' lists were last offered: for query slot i, the
 // rows whose score (ivf_score's convention, smaller is better) beat thr[i] — count[i] of
-// them, at score[i * LM_CAND_CAP + j] and row[i * LM_CAND_CAP + j] (the row counted from
-// the first step since that offer). Scoring and this filter happen where the products
+// them, at score[i * cap + j] and row[i * cap + j] (cap = ivf_lm_cand_cap(); the row
+// counted from the first step since that offer). Scoring and this filter happen where the products
 // are (in registers for f32), so the few rows that can still enter a query's top k are
 // all that reaches the top-k lists.
 struct LmCandidates {
     const float* thr;     // [qt]: -inf for an empty slot
-    float* score;         // [qt][LM_CAND_CAP]
-    unsigned short* row;  // [qt][LM_CAND_CAP]
+    float* score;         // [qt][cap]
+    unsigned short* row;  // [qt][cap]
     int* count;           // [qt], zero after each offer
     int row_base;         // this step's first row, counted as in `row`
-    int* flush;           // set when a count passes LM_FLUSH_AT
+    int* flush;           // set when a count passes cap - LM_STEP_ROWS
     // The slots that kept a row since the last offer, in the order their first row was kept:
     // busy[0 .. *busy_n) (the slot whose count goes from 0 to 1 appends itself and sets
     // its flag), so that the top-k pass hands out only those, one a warp as each warp

@@ -8,7 +8,7 @@
 // the better of the pair's k-th so far and the query's bound — and the block offers
 // those to each query's top-k of this list (each slot that kept rows to the next free
 // warp; row positions, turned into source ids at the end) once some slot has kept more
-// than LM_FLUSH_AT since the last offer, or at the list's end: most steps keep a few
+// than ivf_lm_cand_cap() - 64 since the last offer, or at the list's end: most steps keep a few
 // rows for a few slots, and an offer each step cost most of the scan. It writes k
 // candidates for each pair at pair × k — the per-query scan's layout with one candidate
 // set per probe — so ivf_merge finishes both scans alike.
@@ -43,8 +43,9 @@ __device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const u
                                                 const unsigned int* filter, long long filter_words) {
     LmOffer o = {__int_as_float(0x7f800000), 0};
     if (j < n) {
-        o.row = base + cand_row[i * LM_CAND_CAP + j];
-        if (o.row < size && ivf_keep(list_ids[o.row], query, filter, filter_words)) o.s = cand_score[i * LM_CAND_CAP + j];
+        const int at = i * ivf_lm_cand_cap() + j;
+        o.row = base + cand_row[at];
+        if (o.row < size && ivf_keep(list_ids[o.row], query, filter, filter_words)) o.s = cand_score[at];
     }
     return o;
 }
@@ -67,8 +68,9 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     float* top_d = reinterpret_cast<float*>(smem_raw);               // [qt][CAP]
     int* top_pos = reinterpret_cast<int*>(top_d + qt * CAP);         // [qt][CAP]
-    float* cand_score = reinterpret_cast<float*>(top_pos + qt * CAP); // [qt][LM_CAND_CAP]
-    float* thr = cand_score + qt * LM_CAND_CAP;                      // [qt]
+    const int cand_cap = ivf_lm_cand_cap();
+    float* cand_score = reinterpret_cast<float*>(top_pos + qt * CAP); // [qt][cand_cap]
+    float* thr = cand_score + qt * cand_cap;                         // [qt]
     float* qbound = thr + qt;                                        // [qt]
     int* cand_count = reinterpret_cast<int*>(qbound + qt);           // [qt]
     int* qidx = cand_count + qt;                                     // [qt]
@@ -76,10 +78,10 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     int* busy = pair + qt;                                           // [qt]
     // Per offer parity: the busy slots' count and how many the top-k pass handed out.
     int* busy_ctl = busy + qt;                                       // [2][2]
-    // Per step parity: whether a slot's candidates passed LM_FLUSH_AT.
+    // Per step parity: whether a slot's candidates passed cand_cap - LM_STEP_ROWS.
     int* flush = busy_ctl + 4;                                       // [2]
-    unsigned short* cand_row = reinterpret_cast<unsigned short*>(flush + 2); // [qt][LM_CAND_CAP]
-    unsigned char* busy_flag = reinterpret_cast<unsigned char*>(cand_row + qt * LM_CAND_CAP); // [qt]
+    unsigned short* cand_row = reinterpret_cast<unsigned short*>(flush + 2); // [qt][cand_cap]
+    unsigned char* busy_flag = reinterpret_cast<unsigned char*>(cand_row + qt * cand_cap); // [qt]
     // 128-byte aligned: WMMA tiles need 32-byte aligned rows. Aligned as an offset from
     // smem_raw (itself 128-byte aligned), not through an integer cast of the pointer, so
     // that the compiler still knows it is shared memory (shared loads, 32-bit addresses).
@@ -138,7 +140,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         __syncthreads();
         if (!fetch_early && st + 1 < steps)
             ivf_lm_fetch(next_rows, next_groups, dim, veclen, &regs, work, qt, next_slot);
-        // Offer the kept rows when a slot passed LM_FLUSH_AT (the next step could overflow
+        // Offer the kept rows when a slot passed cand_cap - 64 (the next step could overflow
         // it), at the list's end, or before the rows' 16-bit offsets from `window` would.
         const bool offer = flush[st & 1] || st + 1 == steps || st + 1 - window == 65536 / LM_STEP_ROWS;
         if (!offer) {

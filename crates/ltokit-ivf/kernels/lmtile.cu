@@ -52,6 +52,20 @@ typedef unsigned char T;
 #define LM_ROW_MAJOR 1
 #endif
 
+// The room for kept candidates a query slot has (ivf_abi.cuh, ivf_lm_cand_cap): 96 for
+// the f16 and 8-bit mma tiles that load rows through registers, 80 elsewhere — measured
+// on the H200 (session 11, `1-deferred-ab/`, 96 against 80 for every tile): f16 +2 to
+// +6 %, 8-bit +1 to +3 %, but f32's TF32 tile −10 to −16 % (two blocks an SM no longer
+// fit). The cp.async tiles of the register-capped kernels keep 80 so that their
+// 256-dimensional blocks still fit three an SM; a cap read from a kernel argument, to
+// choose it per shape, cost f32 about 2 % (session 12, `docs/wip/README.md`).
+#if defined(LM_MMA) && !defined(IVF_DTYPE_f32) && !defined(LM_ASYNC_ROWS)
+#define LM_TILE_CAND_CAP 96
+#else
+#define LM_TILE_CAND_CAP 80
+#endif
+extern "C" __device__ int ivf_lm_cand_cap() { return LM_TILE_CAND_CAP; }
+
 // With LM_ASYNC_ROWS (8-bit mma tiles only: the fragments lmtile_<i8|u8>tc_async, which
 // the register-capped kernels link), the step rows go straight from global to shared
 // memory with cp.async — no rows held in registers across the multiply, which the capped
@@ -369,19 +383,20 @@ __device__ __forceinline__ void lm_mark_busy(const LmCandidates& cand, int i) {
 }
 
 // Keeps `n` candidates for slot i: reserves their places in its list (the first marks the
-// slot busy) and raises the flush flag when the list passes LM_FLUSH_AT, so that the
+// slot busy) and raises the flush flag when the list passes LM_TILE_CAND_CAP - 64, so that the
 // next step cannot overflow it. Returns the first place.
 __device__ __forceinline__ int lm_reserve(const LmCandidates& cand, int i, int n) {
     const int at = atomicAdd(&cand.count[i], n);
     if (at == 0) lm_mark_busy(cand, i);
-    if (at <= LM_FLUSH_AT && at + n > LM_FLUSH_AT) *cand.flush = 1;
+    constexpr int flush_at = LM_TILE_CAND_CAP - LM_STEP_ROWS;
+    if (at <= flush_at && at + n > flush_at) *cand.flush = 1;
     return at;
 }
 
 // Writes candidate `at` of slot i: its score and its row (step row r of this step).
 __device__ __forceinline__ void lm_put(const LmCandidates& cand, int i, int at, float s, int r) {
-    cand.score[i * LM_CAND_CAP + at] = s;
-    cand.row[i * LM_CAND_CAP + at] = (unsigned short)(cand.row_base + r);
+    cand.score[i * LM_TILE_CAND_CAP + at] = s;
+    cand.row[i * LM_TILE_CAND_CAP + at] = (unsigned short)(cand.row_base + r);
 }
 
 // Keeps one candidate (score s, step row r) for slot i.

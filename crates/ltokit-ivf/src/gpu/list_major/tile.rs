@@ -141,9 +141,18 @@ pub(crate) struct SharedMemory {
     pub per_sm: usize,
 }
 
-/// Candidates a query slot keeps between offers to its top-k list (`LM_CAND_CAP` in
-/// ivf_abi.cuh): a score and a 16-bit row each.
-const CAND_CAP: usize = 80;
+/// Candidates a query slot of `tile` whose rows travel by `rows` keeps between offers to
+/// its top-k list, a score and a 16-bit row each: the tile fragment's `ivf_lm_cand_cap`
+/// (kernels/lmtile.cu, where the measurements that chose it are) — 96 for the f16 and
+/// 8-bit mma tiles that load rows through registers, 80 for the rest (f32's, whose blocks
+/// would no longer fit two an SM, and the register-capped 8-bit kernels' cp.async tiles,
+/// whose 256-dimensional blocks would no longer fit three).
+fn cand_cap(tile: LmTile, rows: RowCopy) -> usize {
+    match (tile, rows) {
+        (LmTile::Mma(dtype), RowCopy::Registers) if dtype != DType::F32 => 96,
+        _ => 80,
+    }
+}
 
 /// Shared memory the system takes from an SM for each resident block (sm_80 on).
 const SYSTEM_SHARED_PER_BLOCK: usize = 1024;
@@ -309,7 +318,7 @@ fn block_bytes(tile: LmTile, dim: usize, k: usize, qt: usize, rows: RowCopy) -> 
     let cap = capacity(k)?;
     // Top-k lists; candidate scores and rows; thresholds, qbound, counts, qidx, pair, busy;
     // the busy counters; the busy flags.
-    let fixed = qt * cap * 8 + qt * CAND_CAP * (4 + 2) + qt * 4 * 6 + 16 + 8 + qt;
+    let fixed = qt * cap * 8 + qt * cand_cap(tile, rows) * (4 + 2) + qt * 4 * 6 + 16 + 8 + qt;
     Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt, rows))
 }
 
@@ -536,11 +545,13 @@ mod tests {
     #[test]
     fn capped_kernels_copy_rows_async_with_a_second_buffer_only_at_three_blocks() {
         let registers = shared_bytes(LmTile::Mma(DType::I8), 64, 10, 64).unwrap();
-        let row_norms = 4 * (8 * 64 + 64);
+        // The cp.async tile keeps 80 candidates a slot where the register one keeps 96.
+        let row_norms = 4 * (8 * 64 + 64) + 64 * (96 - 80) * 6;
         let layout = |kernel, shared| {
             block_layout(LmTile::Mma(DType::I8), 64, 10, 64, kernel, shared).unwrap()
         };
-        // Four blocks: one buffer, no row norms (they come from the mma operands).
+        // Four blocks: one buffer, no row norms (they come from the mma operands), less
+        // room for candidates.
         let four = layout(LmKernel::Capped { blocks: 4 }, H200);
         assert_eq!(four.step_buffers, 1);
         assert_eq!(four.shared_bytes, registers - row_norms);
@@ -630,7 +641,11 @@ mod tests {
         let wmma_images = shared_bytes(LmTile::Wmma(DType::U8), 784, 10, 64).unwrap();
         assert!(wmma_images < 227 * 1024);
         let mma_images = shared_bytes(LmTile::Mma(DType::U8), 784, 10, 64).unwrap();
-        assert_eq!(wmma_images - mma_images, 64 * 68 * 4 - (64 + 64) * 16);
+        // (The mma tile also keeps 96 candidates a slot where WMMA keeps 80.)
+        assert_eq!(
+            wmma_images - mma_images,
+            64 * 68 * 4 - (64 + 64) * 16 - 64 * (96 - 80) * 6
+        );
         assert!(shared_bytes(LmTile::F32Fma, 128, 0, 64).is_err());
     }
 }
