@@ -397,8 +397,9 @@ impl GpuIndex {
 
     /// Searches from the host: one upload of the queries as stored (through pinned
     /// memory, in chunks whose transfers start as each is copied), the device-resident
-    /// search, one download of the results (likewise, with one wait for all of them). Fails, naming it, on a query with a NaN or
-    /// infinite value (found on the device by the coarse search, not by a host pass).
+    /// search, one download of the results (likewise, with one wait for all of them).
+    /// Fails, naming it, on a query with a NaN or infinite value (found on the device by
+    /// the coarse search, not by a host pass).
     pub fn search(
         &self,
         engine: &IvfGpu,
