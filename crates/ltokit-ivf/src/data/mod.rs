@@ -5,7 +5,7 @@
 //! |---|---|
 //! | [`npy`] | `.npy` files: a parser of the header's dict syntax, reader and writer |
 //! | [`vecs`] | `.fvecs` / `.bvecs` / `.ivecs` files |
-//! | [`synthetic`] | seeded clustered data for demos and tests |
+//! | [`synthetic`](mod@synthetic) | seeded clustered data for demos and tests |
 
 pub mod npy;
 pub mod synthetic;

@@ -515,7 +515,7 @@ fn too_short() -> Error {
 impl IvfGpu {
     /// Queues for linking in the background, in order, the kernels the first search of an
     /// index of `dtype` × `dim` over `n_lists` lists most likely needs
-    /// ([`likely_first_kernels`]); returns at once. An index build calls it before its
+    /// (`likely_first_kernels`); returns at once. An index build calls it before its
     /// k-means, so that those links overlap the build.
     pub fn prepare_first_search_in_background(
         &self,

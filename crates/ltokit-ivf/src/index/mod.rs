@@ -1,5 +1,5 @@
 //! The IVF-Flat index on the host: interleaved lists, building from an assignment,
-//! adding vectors; its file format is in [`file`].
+//! adding vectors; its file format is in [`file`](mod@file).
 //!
 //! Layout (as cuVS): each list holds its rows in groups of 32; within a group, the
 //! `veclen`-element chunks of rows 0..32 are interleaved (chunk `c` of row `r` at element

@@ -6,7 +6,7 @@
 //! batches); [`ScanPath::Auto`] picks it from the batch shape. Tiles skip rows that
 //! cannot enter their query's final top k: a per-query bound each tile lowers as its pair
 //! fills, which `kernels/lmseed.cu` may first set from the first rows of the query's first probe
-//! ([`seeds_bounds`]).
+//! (`seeds_bounds`).
 //!
 //! Here: the grouping, the seed and the scan's launches. `path`: which scan a search runs
 //! (the thresholds `Auto` uses). `tile`: the tile's arithmetic, its queries per tile and
@@ -183,7 +183,7 @@ pub(crate) fn seeds_bounds(dtype: DType, k: usize, n_probes: usize, mean_rows: u
 const SEED_MAX_K: usize = 32;
 
 /// Rows a query's probes must hold on average, together, for the seed to pay
-/// ([`seeds_bounds`]): a hundred times the 64 rows the seed read when this was measured.
+/// (`seeds_bounds`): a hundred times the 64 rows the seed read when this was measured.
 pub const SEED_MIN_ROWS: usize = 6400;
 
 /// The kernels of a list-major scan of `batch` = (queries, probes): lmscan, the three

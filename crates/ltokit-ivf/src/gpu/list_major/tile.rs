@@ -392,7 +392,7 @@ impl IvfGpu {
     /// The queries per tile a list-major scan of this shape runs with on this device
     /// (the preferred number, lowered until the block fits the shared memory, then
     /// halved where that takes an SM from one resident block to two:
-    /// [`spread_over_two_blocks`]), or why it cannot run.
+    /// `spread_over_two_blocks`), or why it cannot run.
     pub fn list_major_tile(
         &self,
         dtype: DType,
