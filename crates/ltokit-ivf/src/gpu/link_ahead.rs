@@ -52,9 +52,10 @@ impl LinkAhead {
     /// first search (`first`, where the program knows it; else the likely ones) need —
     /// the build's row gather and layout, the per-query scan and merge, the coarse search
     /// for `first`'s probes, then for other probe counts — in that order, on a few threads
-    /// (a quarter of the cores, 1 to 4), and returns at once. Nothing is started (and the engine links
-    /// on demand as before) when `cache` has no disk cache or does not allow linking, or
-    /// when the GPU cannot be read: then the engine's own creation reports the error.
+    /// (a quarter of the cores, 1 to 4), and returns at once. Nothing is started (and the
+    /// engine links on demand as before) when `cache` has no disk cache or does not allow
+    /// linking, or when the GPU cannot be read: then the engine's own creation reports the
+    /// error.
     pub fn start(
         cache: &CacheConfig,
         ordinal: usize,

@@ -5,8 +5,8 @@
 //! per pair) and shares its merge. Worth it when many queries probe each list (large
 //! batches); [`ScanPath::Auto`] picks it from the batch shape. Tiles skip rows that
 //! cannot enter their query's final top k: a per-query bound each tile lowers as its pair
-//! fills, which `kernels/lmseed.cu` may first set from the first rows of the query's first probe
-//! (`seeds_bounds`).
+//! fills, which `kernels/lmseed.cu` may first set from the first rows of the query's
+//! first probe (`seeds_bounds`).
 //!
 //! Here: the grouping, the seed and the scan's launches. `path`: which scan a search runs
 //! (the thresholds `Auto` uses). `tile`: the tile's arithmetic, its queries per tile and
@@ -93,7 +93,7 @@ fn seed_rows(dim: usize, elem_bytes: usize) -> usize {
 /// How `ivf_lmseed` is launched: queries a block, warps a query, and the shared memory
 /// of the block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct SeedBlock {
+pub(crate) struct SeedBlock {
     queries: usize,
     parts: usize,
     shared: usize,
@@ -148,9 +148,20 @@ pub(crate) struct ListMajorKernels {
     /// The merge of each query's candidates.
     pub merge: KernelSpec,
     /// `ivf_lmseed`, where the scan seeds its queries' bounds ([`seeds_bounds`]).
-    pub seed: Option<KernelSpec>,
+    pub seed: Option<SeedKernel>,
     /// Which scan kernel `scan` is (its blocks an SM decide the block layout).
     pub kernel: LmKernel,
+}
+
+/// The seed of one list-major scan shape: its kernel, and the rows and launch shape the
+/// kernel's shared memory was sized for (the launch takes them from here).
+pub(crate) struct SeedKernel {
+    /// `ivf_lmseed`'s plan.
+    pub spec: KernelSpec,
+    /// Rows of its first probe each query scores ([`seed_rows`]).
+    pub rows: usize,
+    /// Its launch shape for those rows ([`seed_block`]).
+    pub block: SeedBlock,
 }
 
 impl ListMajorKernels {
@@ -159,7 +170,7 @@ impl ListMajorKernels {
         let mut all = vec![self.scan];
         all.extend(self.group);
         all.push(self.merge);
-        all.extend(self.seed);
+        all.extend(self.seed.map(|seed| seed.spec));
         all
     }
 }
@@ -204,16 +215,24 @@ pub(crate) fn list_major_kernels(
     let cap = capacity(k)?;
     let kernel = LmKernel::choose(tile, lists.dim, k, shared)?;
     let mean_rows = lists.n_rows() / lists.n_lists().max(1);
-    let seed = seeds_bounds(lists.dtype, k, n_probes, mean_rows).then(|| KernelSpec {
-        plan: format!(
-            "lmseed_{}_v{}_{}_{}",
-            lists.dtype.name(),
-            vec_name(lists.veclen),
-            metric.name(),
-            filter.name()
-        ),
-        signature: LMSEED_SIGNATURE,
-        shared: seed_block(lists.dim, seed_rows(lists.dim, lists.dtype.size())).shared,
+    let seed = seeds_bounds(lists.dtype, k, n_probes, mean_rows).then(|| {
+        let rows = seed_rows(lists.dim, lists.dtype.size());
+        let block = seed_block(lists.dim, rows);
+        SeedKernel {
+            spec: KernelSpec {
+                plan: format!(
+                    "lmseed_{}_v{}_{}_{}",
+                    lists.dtype.name(),
+                    vec_name(lists.veclen),
+                    metric.name(),
+                    filter.name()
+                ),
+                signature: LMSEED_SIGNATURE,
+                shared: block.shared,
+            },
+            rows,
+            block,
+        }
     });
     let group = |plan: &str, signature| KernelSpec {
         plan: plan.into(),
@@ -322,11 +341,14 @@ impl IvfGpu {
         let count_k = self.kernels.kernel(&count.plan, count.signature, 0)?;
         let offsets_k = self.kernels.kernel(&offsets.plan, offsets.signature, 0)?;
         let fill_k = self.kernels.kernel(&fill.plan, fill.signature, 0)?;
-        let seed_k = match &seed {
-            Some(seed) => Some(
+        // The seed's kernel, with the rows and launch shape it was sized for.
+        let seed = match seed {
+            Some(SeedKernel { spec, rows, block }) => Some((
                 self.kernels
-                    .kernel(&seed.plan, seed.signature, seed.shared)?,
-            ),
+                    .kernel(&spec.plan, spec.signature, spec.shared)?,
+                rows,
+                block,
+            )),
             None => None,
         };
         let gpu = &self.gpu;
@@ -347,7 +369,7 @@ impl IvfGpu {
         };
 
         gpu.clear(counts)?;
-        if seed_k.is_none() {
+        if seed.is_none() {
             gpu.clear(bound)?;
         }
         let launch = Launch::on(stream, &count_k, elementwise)
@@ -389,15 +411,13 @@ impl IvfGpu {
             b.query_base as i32,
             b.k as i32,
         );
-        if let Some(seed_k) = &seed_k {
-            let rows = seed_rows(lists.dim, lists.dtype.size());
-            let block = seed_block(lists.dim, rows);
+        if let Some((seed_k, rows, block)) = &seed {
             let seed_cfg = LaunchConfig {
                 grid_dim: (b.nb.div_ceil(block.queries) as u32, 1, 1),
                 block_dim: ((32 * block.parts * block.queries) as u32, 1, 1),
                 shared_mem_bytes: block.shared as u32,
             };
-            let (rows_i, parts_i) = (rows as i32, block.parts as i32);
+            let (rows_i, parts_i) = (*rows as i32, block.parts as i32);
             let launch = Launch::on(stream, seed_k, seed_cfg)
                 .view(&b.queries)
                 .scalar(&dim_i)
@@ -414,7 +434,7 @@ impl IvfGpu {
             // n_lists), at most the first `rows` rows of that list (lists are padded to
             // 32-row groups; rows past its size are not read), the filter within its words,
             // and write bound[q] (nb allocated above); the block's shared memory is what
-            // seed_block gives its warps.
+            // seed_block gave the kernel for these rows.
             unsafe { launch.run() }?;
         }
         self.profiler.lap(gpu, Stage::Group)?;
