@@ -23,6 +23,7 @@ shape() {
   case $1 in
     images) echo "256 2,5,10,20" ;;
     lowdim) echo "1024 5,20,50" ;;
+    wide-*) echo "512 10,20,50" ;;
     *) echo "1024 10,20,50" ;;
   esac
 }

@@ -3,7 +3,9 @@
 # NAME=PATCH[+PATCH...] (patches as in docs/wip/, applied in order to this checkout's
 # HEAD in a scratch worktree, the kernel bundle refreshed), built in release mode into
 # gpu-run/bin/ltokit-NAME. `prev=` (no patch) builds HEAD itself. The worktrees share
-# this checkout's CUDA libraries (.cuda) and one target folder (target/variants).
+# this checkout's CUDA libraries (.cuda) and one target folder (target/variants). With
+# TESTS=1 each variant's IVF GPU test binary goes to gpu-run/bin/test-ivf-NAME too (run it
+# with --ignored --test-threads=1 TEST on the device).
 #
 # usage: bash scripts/gpu-build-variants.sh prev= cap=docs/wip/cand-cap.patch \
 #          groups=docs/wip/keep-groups.patch both=docs/wip/cand-cap.patch+docs/wip/keep-groups.patch
@@ -31,6 +33,12 @@ for variant in "$@"; do
   CARGO_TARGET_DIR="$root/target/variants" cargo build --quiet --release --locked \
     --manifest-path "$tree/Cargo.toml" -p ltokit-cli
   cp "$root/target/variants/release/ltokit" "gpu-run/bin/ltokit-$name"
+  if [[ ${TESTS:-0} == 1 ]]; then
+    test_exe=$(CARGO_TARGET_DIR="$root/target/variants" cargo test --quiet --release --locked \
+      --manifest-path "$tree/Cargo.toml" -p ltokit-ivf --test gpu --no-run --message-format=json |
+      python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
+    cp "$test_exe" "gpu-run/bin/test-ivf-$name"
+  fi
   git worktree remove --force "$tree"
   echo "gpu-run/bin/ltokit-$name: $patches"
 done

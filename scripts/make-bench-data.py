@@ -11,6 +11,9 @@ usage: make-bench-data.py OUT_DIR [SET ...]   (default: every set)
   images      60,000 x 784 u8: 28x28 "digit" images of 10 stroke prototypes, shifted,
               thickened and noised per sample (high-dimensional 8-bit data, short lists)
   clustered   2,000,000 x 96 f32: 4,000 anisotropic Gaussian clusters of uneven size
+  wide-f16    500,000 x 256 f16 of lowdim's kind (8 latent dimensions)
+  wide-i8     250,000 x 512 i8 of lowdim's kind, scaled by 32 (the shapes where a
+              list-major tile's candidate room decides the blocks an SM holds)
 
 Each set is OUT_DIR/SET/base.npy and OUT_DIR/SET/queries.npy (10,000 queries from the
 same distribution, not in the base). A set named NAME-qN (e.g. lowdim-q100000) is NAME's
@@ -24,14 +27,18 @@ import numpy as np
 QUERIES = 10_000
 
 
-def lowdim(rng, n):
+def lowdim(rng, n, dim=128):
     a1 = rng.standard_normal((8, 64)).astype(np.float32) / np.sqrt(8)
-    a2 = rng.standard_normal((64, 128)).astype(np.float32) / np.sqrt(64)
-    out = np.empty((n, 128), np.float32)
+    a2 = rng.standard_normal((64, dim)).astype(np.float32) / np.sqrt(64)
+    out = np.empty((n, dim), np.float32)
     for s in range(0, n, 200_000):
         z = rng.standard_normal((min(200_000, n - s), 8)).astype(np.float32)
-        out[s:s + len(z)] = np.tanh(z @ a1) @ a2 + 0.02 * rng.standard_normal((len(z), 128)).astype(np.float32)
+        out[s:s + len(z)] = np.tanh(z @ a1) @ a2 + 0.02 * rng.standard_normal((len(z), dim)).astype(np.float32)
     return out
+
+
+def to_i8(a):
+    return np.clip(np.rint(a * 32), -127, 127).astype(np.int8)
 
 
 def images(rng, n):
@@ -101,14 +108,20 @@ def main():
             if "lowdim-f16" in names:
                 write(out, names["lowdim-f16"], base.astype(np.float16), queries.astype(np.float16))
             if "lowdim-i8" in names:
-                q8 = lambda a: np.clip(np.rint(a * 32), -127, 127).astype(np.int8)
-                write(out, names["lowdim-i8"], q8(base), q8(queries))
+                write(out, names["lowdim-i8"], to_i8(base), to_i8(queries))
         if "images" in names:
             both = images(rng, 60_000 + n)
             write(out, names["images"], both[:60_000], both[60_000:])
         if "clustered" in names:
             both = clustered(rng, 2_000_000 + n)
             write(out, names["clustered"], both[:2_000_000], both[2_000_000:])
+        if "wide-f16" in names:
+            # Their own generators: the same data whichever sets are asked with them.
+            both = lowdim(np.random.default_rng([20261130, 256]), 500_000 + n, 256)
+            write(out, names["wide-f16"], both[:500_000].astype(np.float16), both[500_000:].astype(np.float16))
+        if "wide-i8" in names:
+            both = to_i8(lowdim(np.random.default_rng([20261130, 512]), 250_000 + n, 512))
+            write(out, names["wide-i8"], both[:250_000], both[250_000:])
 
 
 if __name__ == "__main__":

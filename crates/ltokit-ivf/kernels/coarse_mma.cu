@@ -166,7 +166,7 @@ __device__ __forceinline__ void cm_scores(CM_PARAMS, float* qs, float* cs)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(CM_THREADS) ivf_coarse_scores_mma_kernel(CM_PARAMS)
+extern "C" __global__ void __launch_bounds__(CM_THREADS, 5) ivf_coarse_scores_mma_kernel(CM_PARAMS)
 {
     // Rows of a dimension divisible by 4 start 16-byte aligned (the centres are one
     // allocation): vector loads, a quarter of the load and address instructions.

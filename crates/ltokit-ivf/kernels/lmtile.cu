@@ -52,14 +52,18 @@ typedef unsigned char T;
 #define LM_ROW_MAJOR 1
 #endif
 
-// The room for kept candidates a query slot has (ivf_abi.cuh, ivf_lm_cand_cap): 96 for
-// the f16 and 8-bit mma tiles that load rows through registers, 80 elsewhere — measured
-// on the H200 (session 11, `1-deferred-ab/`, 96 against 80 for every tile): f16 +2 to
-// +6 %, 8-bit +1 to +3 %, but f32's TF32 tile −10 to −16 % (two blocks an SM no longer
-// fit). The cp.async tiles of the register-capped kernels keep 80 so that their
-// 256-dimensional blocks still fit three an SM; a cap read from a kernel argument, to
-// choose it per shape, cost f32 about 2 % (session 12, `docs/wip/README.md`).
-#if defined(LM_MMA) && !defined(IVF_DTYPE_f32) && !defined(LM_ASYNC_ROWS)
+// The room for kept candidates a query slot has (ivf_abi.cuh, ivf_lm_cand_cap): 96 in the
+// wide-room tiles (LM_WIDE_ROOM: the fragments lmtile_<f16|i8|u8>tcw), 80 in every other.
+// Measured on the H200: 96 against 80 in session 11 (`1-deferred-ab/`, every tile): f16
+// +2 to +6 %, 8-bit +1 to +3 %, but f32's TF32 tile −10 to −16 % (two blocks an SM no
+// longer fit); in session 12 (`3-cand-cap-const-ab/`, f16 and 8-bit register tiles): f16
+// +0.7 to +3.2 %, the images +0.5 to +5.0 %. The host takes the wide room only where the
+// SM holds as many blocks of each tile size with it (list_major::tile::LmKernel::choose);
+// a room read from a kernel argument instead cost f32 about 2 % (docs/wip/README.md).
+#if defined(LM_WIDE_ROOM) && (!defined(LM_MMA) || defined(IVF_DTYPE_f32) || defined(LM_ASYNC_ROWS))
+#error "LM_WIDE_ROOM is for the f16 and 8-bit mma tiles that load rows through registers"
+#endif
+#if defined(LM_WIDE_ROOM)
 #define LM_TILE_CAND_CAP 96
 #else
 #define LM_TILE_CAND_CAP 80

@@ -342,13 +342,15 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
     let mut rng = Rng::new(seed());
     let mut checked = 0;
     // (type, dimension): vector-width chunks, an odd dimension (padded to the k step), an
-    // image-sized 8-bit one; every type both ways (mma.sync where the GPU has it, and the
-    // portable FMA / WMMA tiles) for every tile size.
+    // image-sized 8-bit one, and f16 × 256, whose mma tile keeps 80 candidates a query slot
+    // where the others keep 96 (tile::LmKernel::choose); every type both ways (mma.sync
+    // where the GPU has it, and the portable FMA / WMMA tiles) for every tile size.
     let shapes = [
         (DType::F32, 48),
         (DType::F16, 40),
         (DType::I8, 35),
         (DType::U8, 784),
+        (DType::F16, 256),
     ];
     let shapes = shapes
         .iter()

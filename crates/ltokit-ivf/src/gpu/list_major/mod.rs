@@ -242,9 +242,10 @@ pub(crate) fn list_major_kernels(
     Ok(ListMajorKernels {
         scan: KernelSpec {
             plan: format!(
-                "lmscan_{}c{cap}_{}_{}_{}",
+                "lmscan_{}c{cap}_{}{}_{}_{}",
                 kernel.plan_prefix(),
                 tile.name(),
+                kernel.tile_suffix(),
                 metric.name(),
                 filter.name()
             ),

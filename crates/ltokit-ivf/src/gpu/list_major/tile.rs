@@ -141,18 +141,22 @@ pub(crate) struct SharedMemory {
     pub per_sm: usize,
 }
 
-/// Candidates a query slot of `tile` whose rows travel by `rows` keeps between offers to
-/// its top-k list, a score and a 16-bit row each: the tile fragment's `ivf_lm_cand_cap`
-/// (kernels/lmtile.cu, where the measurements that chose it are) — 96 for the f16 and
-/// 8-bit mma tiles that load rows through registers, 80 for the rest (f32's, whose blocks
-/// would no longer fit two an SM, and the register-capped 8-bit kernels' cp.async tiles,
-/// whose 256-dimensional blocks would no longer fit three).
-fn cand_cap(tile: LmTile, rows: RowCopy) -> usize {
-    match (tile, rows) {
-        (LmTile::Mma(dtype), RowCopy::Registers) if dtype != DType::F32 => 96,
-        _ => 80,
+/// Candidates a query slot keeps between offers to its top-k list, a score and a 16-bit
+/// row each: the tile fragment's `ivf_lm_cand_cap` (kernels/lmtile.cu, where the
+/// measurements that chose it are) — 96 in the wide-room tiles (`lmtile_<f16|i8|u8>tcw`,
+/// [`LmKernel::Plain`]'s `wide_room`), 80 in every other.
+fn cand_cap(rows: RowCopy) -> usize {
+    match rows {
+        RowCopy::Registers { wide_room: true } => WIDE_CAND_CAP,
+        _ => CAND_CAP,
     }
 }
+
+/// Candidates a query slot keeps in most tiles ([`cand_cap`]).
+const CAND_CAP: usize = 80;
+
+/// Candidates a query slot keeps in the wide-room tiles ([`cand_cap`]).
+const WIDE_CAND_CAP: usize = 96;
 
 /// Shared memory the system takes from an SM for each resident block (sm_80 on).
 const SYSTEM_SHARED_PER_BLOCK: usize = 1024;
@@ -173,7 +177,12 @@ const MAX_CAPPED_CAPACITY: usize = 32;
 pub(crate) enum LmKernel {
     /// `lmscan_c*`: up to 128 registers a thread (two blocks an SM up to capacity 256,
     /// one above); rows reach shared memory through registers.
-    Plain,
+    Plain {
+        /// Whether the tile keeps 96 candidates a query slot instead of 80 (the f16 and
+        /// 8-bit mma tiles `…tcw`, where the SM still holds as many blocks of every tile
+        /// size: [`LmKernel::choose`]).
+        wide_room: bool,
+    },
     /// `lmscan_o<blocks>_c*`: registers capped for `blocks` blocks an SM (3: 80 registers,
     /// 4: 64), rows copied with cp.async (fragment `lmtile_<i8|u8>tc_async`).
     Capped {
@@ -197,10 +206,22 @@ impl LmKernel {
     ///   slower (`1-async-rows/`), so the plain kernel keeps the register path;
     /// - four blocks against three (`5-four-blocks/`, 64 registers spill 24 bytes): i8
     ///   +3 % at 5–10 probes, +7–8 % at 20–50, +4–5 % at batch 1,000.
+    ///
+    /// The plain kernel of an f16 or 8-bit mma tile keeps 96 candidates a query slot
+    /// instead of 80 where that leaves the SM as many blocks of each tile size (16, 32 and
+    /// 64 queries) — measured (session 12, `3-cand-cap-const-ab/`, against 80, the same
+    /// call): f16 lowdim +0.7 to +3.2 %, the 784-wide u8 images +0.5 to +5.0 %; session 11
+    /// measured 96 on f32's TF32 tile at −10 to −16 % (two blocks an SM no longer fit),
+    /// which is the loss this rule keeps out of shapes such as f16 × 256 and 8-bit × 512.
     pub(crate) fn choose(tile: LmTile, dim: usize, k: usize, shared: SharedMemory) -> Result<Self> {
         let cap = capacity(k)?;
+        let plain = || -> Result<Self> {
+            Ok(LmKernel::Plain {
+                wide_room: wide_room_keeps_blocks(tile, dim, k, shared)?,
+            })
+        };
         if !matches!(tile, LmTile::Mma(DType::I8 | DType::U8)) || cap > MAX_CAPPED_CAPACITY {
-            return Ok(LmKernel::Plain);
+            return plain();
         }
         let largest = block_bytes(
             tile,
@@ -209,20 +230,18 @@ impl LmKernel {
             max_queries_per_tile(cap),
             RowCopy::Async { step_buffers: 1 },
         )?;
-        Ok(
-            match [4, 3].into_iter().find(|&b| shared.blocks_of(largest) >= b) {
-                Some(blocks) => LmKernel::Capped { blocks },
-                None => LmKernel::Plain,
-            },
-        )
+        match [4, 3].into_iter().find(|&b| shared.blocks_of(largest) >= b) {
+            Some(blocks) => Ok(LmKernel::Capped { blocks }),
+            None => plain(),
+        }
     }
 
     /// Blocks an SM its registers allow for top-k capacity `cap` (`__launch_bounds__` in
     /// lmscan.cu: the plain kernel two up to capacity 256, else one).
     fn register_blocks(self, cap: usize) -> usize {
         match self {
-            LmKernel::Plain if cap <= 256 => 2,
-            LmKernel::Plain => 1,
+            LmKernel::Plain { .. } if cap <= 256 => 2,
+            LmKernel::Plain { .. } => 1,
             LmKernel::Capped { blocks } => blocks,
         }
     }
@@ -230,10 +249,52 @@ impl LmKernel {
     /// The plan name's kernel prefix: `""` or `o<blocks>_`.
     pub(crate) fn plan_prefix(self) -> String {
         match self {
-            LmKernel::Plain => String::new(),
+            LmKernel::Plain { .. } => String::new(),
             LmKernel::Capped { blocks } => format!("o{blocks}_"),
         }
     }
+
+    /// The suffix of the plan name's tile: `w` for the wide-room tiles, else empty.
+    pub(crate) fn tile_suffix(self) -> &'static str {
+        match self {
+            LmKernel::Plain { wide_room: true } => "w",
+            _ => "",
+        }
+    }
+
+    /// How the kernel's tile brings each step's rows to shared memory.
+    fn rows(self, step_buffers: usize) -> RowCopy {
+        match self {
+            LmKernel::Plain { wide_room } => RowCopy::Registers { wide_room },
+            LmKernel::Capped { .. } => RowCopy::Async { step_buffers },
+        }
+    }
+}
+
+/// Whether the plain kernel of `tile` may keep 96 candidates a query slot ([`LmKernel::choose`]):
+/// f16 and 8-bit mma tiles whose blocks of 16, 32 and 64 queries (those `k` allows) fit
+/// the device's limit a block and as many to an SM as with 80.
+fn wide_room_keeps_blocks(
+    tile: LmTile,
+    dim: usize,
+    k: usize,
+    shared: SharedMemory,
+) -> Result<bool> {
+    if !matches!(tile, LmTile::Mma(DType::F16 | DType::I8 | DType::U8)) {
+        return Ok(false);
+    }
+    let registers = LmKernel::Plain { wide_room: false }.register_blocks(capacity(k)?);
+    let most = max_queries_per_tile(capacity(k)?);
+    for qt in [16, 32, 64].into_iter().filter(|&qt| qt <= most) {
+        let narrow = block_bytes(tile, dim, k, qt, RowCopy::Registers { wide_room: false })?;
+        let wide = block_bytes(tile, dim, k, qt, RowCopy::Registers { wide_room: true })?;
+        if wide > shared.per_block
+            || shared.blocks_of(wide).min(registers) != shared.blocks_of(narrow).min(registers)
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Blocks of `qt` queries an SM holds at once: as many as its shared memory takes, at most
@@ -278,8 +339,9 @@ fn spread_over_two_blocks(
 /// How a list-major kernel brings each step's rows to shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RowCopy {
-    /// Through registers, loaded while the step before is multiplied (one step buffer).
-    Registers,
+    /// Through registers, loaded while the step before is multiplied (one step buffer);
+    /// `wide_room`: the tile keeps 96 candidates a query slot ([`cand_cap`]).
+    Registers { wide_room: bool },
     /// With cp.async into one of `step_buffers` buffers, the rows' norms taken from the
     /// mma operands (the register-capped 8-bit kernels: fragment `lmtile_<i8|u8>tc_async`).
     Async { step_buffers: usize },
@@ -310,7 +372,7 @@ fn work_bytes(tile: LmTile, dim: usize, qt: usize, rows: RowCopy) -> usize {
 /// top-k lists, a step's kept candidates (a score and a row byte for each of 64 rows a
 /// query), thresholds, bounds, counts and slots, then the 128-byte aligned work area).
 pub fn shared_bytes(tile: LmTile, dim: usize, k: usize, qt: usize) -> Result<usize> {
-    block_bytes(tile, dim, k, qt, RowCopy::Registers)
+    block_bytes(tile, dim, k, qt, RowCopy::Registers { wide_room: false })
 }
 
 /// [`shared_bytes`] of a kernel that copies rows `rows`.
@@ -318,7 +380,7 @@ fn block_bytes(tile: LmTile, dim: usize, k: usize, qt: usize, rows: RowCopy) -> 
     let cap = capacity(k)?;
     // Top-k lists; candidate scores and rows; thresholds, qbound, counts, qidx, pair, busy;
     // the busy counters; the busy flags.
-    let fixed = qt * cap * 8 + qt * cand_cap(tile, rows) * (4 + 2) + qt * 4 * 6 + 16 + 8 + qt;
+    let fixed = qt * cap * 8 + qt * cand_cap(rows) * (4 + 2) + qt * 4 * 6 + 16 + 8 + qt;
     Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt, rows))
 }
 
@@ -346,15 +408,15 @@ pub(crate) fn block_layout(
     shared: SharedMemory,
 ) -> Result<BlockLayout> {
     let blocks = match kernel {
-        LmKernel::Plain => {
+        LmKernel::Plain { .. } => {
             return Ok(BlockLayout {
                 step_buffers: 1,
-                shared_bytes: shared_bytes(tile, dim, k, qt)?,
+                shared_bytes: block_bytes(tile, dim, k, qt, kernel.rows(1))?,
             })
         }
         LmKernel::Capped { blocks } => blocks,
     };
-    let double = block_bytes(tile, dim, k, qt, RowCopy::Async { step_buffers: 2 })?;
+    let double = block_bytes(tile, dim, k, qt, kernel.rows(2))?;
     let step_buffers = if blocks == 3 && shared.blocks_of(double) >= 3 {
         2
     } else {
@@ -362,7 +424,7 @@ pub(crate) fn block_layout(
     };
     Ok(BlockLayout {
         step_buffers,
-        shared_bytes: block_bytes(tile, dim, k, qt, RowCopy::Async { step_buffers })?,
+        shared_bytes: block_bytes(tile, dim, k, qt, kernel.rows(step_buffers))?,
     })
 }
 
@@ -469,6 +531,10 @@ mod tests {
         let kernel = |tile, dim, k, shared| LmKernel::choose(tile, dim, k, shared).unwrap();
         let four = LmKernel::Capped { blocks: 4 };
         let three = LmKernel::Capped { blocks: 3 };
+        let (plain, wide) = (
+            LmKernel::Plain { wide_room: false },
+            LmKernel::Plain { wide_room: true },
+        );
         // 64-dimensional 8-bit (51 KiB a block of 64 queries with one buffer): four fit;
         // 128-dimensional (58 KiB, 66 KiB at k 32) and 256 (74 KiB): three.
         assert_eq!(kernel(LmTile::Mma(DType::I8), 64, 10, H200), four);
@@ -476,24 +542,22 @@ mod tests {
         assert_eq!(kernel(LmTile::Mma(DType::I8), 128, 10, H200), three);
         assert_eq!(kernel(LmTile::Mma(DType::U8), 128, 32, H200), three);
         assert_eq!(kernel(LmTile::Mma(DType::I8), 256, 10, H200), three);
-        // 784-dimensional u8 (about 125 KiB): one fits; k past 32: no capped kernel.
-        assert_eq!(
-            kernel(LmTile::Mma(DType::U8), 784, 10, H200),
-            LmKernel::Plain
-        );
-        assert_eq!(
-            kernel(LmTile::Mma(DType::I8), 128, 33, H200),
-            LmKernel::Plain
-        );
-        assert_eq!(LmKernel::Plain.plan_prefix(), "");
-        // Other tiles never (measured slower: f32 −20 %, f16 mixed).
+        // 784-dimensional u8 (about 125 KiB): one fits; k past 32: no capped kernel (both
+        // plain, with the wide room: as many blocks fit with it).
+        assert_eq!(kernel(LmTile::Mma(DType::U8), 784, 10, H200), wide);
+        assert_eq!(kernel(LmTile::Mma(DType::I8), 128, 33, H200), wide);
+        assert_eq!(wide.plan_prefix(), "");
+        assert_eq!(wide.tile_suffix(), "w");
+        assert_eq!(plain.tile_suffix(), "");
+        // Other tiles never (measured slower: f32 −20 %, f16 mixed); the wide room only
+        // in the f16 and 8-bit mma tiles.
+        assert_eq!(kernel(LmTile::Mma(DType::F16), 16, 10, H200), wide);
         for tile in [
             LmTile::Mma(DType::F32),
-            LmTile::Mma(DType::F16),
             LmTile::Wmma(DType::I8),
             LmTile::F32Fma,
         ] {
-            assert_eq!(kernel(tile, 16, 10, H200), LmKernel::Plain);
+            assert_eq!(kernel(tile, 16, 10, H200), plain);
         }
         // A GPU with 180 KiB an SM: 128-dimensional i8 at three; with 128 KiB, not at all
         // (not even 16-dimensional: 46 KiB a block).
@@ -506,14 +570,39 @@ mod tests {
             per_block: 99 * 1024,
             per_sm: 128 * 1024,
         };
-        assert_eq!(
-            kernel(LmTile::Mma(DType::I8), 128, 10, small),
-            LmKernel::Plain
-        );
-        assert_eq!(
-            kernel(LmTile::Mma(DType::I8), 16, 10, small),
-            LmKernel::Plain
-        );
+        // (There two blocks of 64 queries of 128-dimensional i8 fit with 80 candidates a
+        // slot, one with 96: no wide room.)
+        assert_eq!(kernel(LmTile::Mma(DType::I8), 128, 10, small), plain);
+        assert_eq!(kernel(LmTile::Mma(DType::I8), 16, 10, small), wide);
+    }
+
+    #[test]
+    fn the_wide_room_is_taken_only_where_as_many_blocks_fit() {
+        let room = |dtype, dim| wide_room_keeps_blocks(LmTile::Mma(dtype), dim, 10, H200).unwrap();
+        // f16 × 128 (two blocks of 64 either way) and the images: wide.
+        assert!(room(DType::F16, 128));
+        assert!(room(DType::U8, 784));
+        // f16 × 256: two blocks of 64 queries fit at 80 candidates (6 KiB less), one at
+        // 96; 8-bit × 512 alike.
+        assert!(!room(DType::F16, 256));
+        assert!(!room(DType::I8, 512));
+        assert!(!room(DType::F32, 16));
+        let kernel = LmKernel::choose(LmTile::Mma(DType::F16), 256, 10, H200).unwrap();
+        assert_eq!(kernel, LmKernel::Plain { wide_room: false });
+        // The layouts count the room: 64 queries × 16 more candidates × 6 bytes.
+        let bytes = |wide_room| {
+            block_layout(
+                LmTile::Mma(DType::F16),
+                128,
+                10,
+                64,
+                LmKernel::Plain { wide_room },
+                H200,
+            )
+            .unwrap()
+            .shared_bytes
+        };
+        assert_eq!(bytes(true) - bytes(false), 64 * 16 * 6);
     }
 
     #[test]
@@ -545,13 +634,11 @@ mod tests {
     #[test]
     fn capped_kernels_copy_rows_async_with_a_second_buffer_only_at_three_blocks() {
         let registers = shared_bytes(LmTile::Mma(DType::I8), 64, 10, 64).unwrap();
-        // The cp.async tile keeps 80 candidates a slot where the register one keeps 96.
-        let row_norms = 4 * (8 * 64 + 64) + 64 * (96 - 80) * 6;
+        let row_norms = 4 * (8 * 64 + 64);
         let layout = |kernel, shared| {
             block_layout(LmTile::Mma(DType::I8), 64, 10, 64, kernel, shared).unwrap()
         };
-        // Four blocks: one buffer, no row norms (they come from the mma operands), less
-        // room for candidates.
+        // Four blocks: one buffer, no row norms (they come from the mma operands).
         let four = layout(LmKernel::Capped { blocks: 4 }, H200);
         assert_eq!(four.step_buffers, 1);
         assert_eq!(four.shared_bytes, registers - row_norms);
@@ -576,7 +663,15 @@ mod tests {
             (LmTile::F32Fma, 16),
             (LmTile::Wmma(DType::U8), 16),
         ] {
-            let l = block_layout(tile, dim, 10, 64, LmKernel::Plain, H200).unwrap();
+            let l = block_layout(
+                tile,
+                dim,
+                10,
+                64,
+                LmKernel::Plain { wide_room: false },
+                H200,
+            )
+            .unwrap();
             assert_eq!(l.step_buffers, 1);
             assert_eq!(l.shared_bytes, shared_bytes(tile, dim, 10, 64).unwrap());
         }
@@ -641,11 +736,7 @@ mod tests {
         let wmma_images = shared_bytes(LmTile::Wmma(DType::U8), 784, 10, 64).unwrap();
         assert!(wmma_images < 227 * 1024);
         let mma_images = shared_bytes(LmTile::Mma(DType::U8), 784, 10, 64).unwrap();
-        // (The mma tile also keeps 96 candidates a slot where WMMA keeps 80.)
-        assert_eq!(
-            wmma_images - mma_images,
-            64 * 68 * 4 - (64 + 64) * 16 - 64 * (96 - 80) * 6
-        );
+        assert_eq!(wmma_images - mma_images, 64 * 68 * 4 - (64 + 64) * 16);
         assert!(shared_bytes(LmTile::F32Fma, 128, 0, 64).is_err());
     }
 }
