@@ -11,10 +11,13 @@ cold_cache() {
   local dir=$1
   rm -rf "$dir"
   mkdir -p "$dir"
-  gpu-run/bin/ltokit bundle inspect gpu-run/ivf.ltkb | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
-    | grep -E '^(kmeans_[a-z]+|layout_scatter|train_rows_[a-z0-9]+|coarse_scores_(mma_)?[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select_c1)$' \
+  # The checked-in bundle: build.rs keeps it equal to the kernel sources the binary was
+  # built from (a copy in gpu-run/ could be stale, and its plans would then miss).
+  local bundle=crates/ltokit-ivf/kernels/prebuilt/ivf.ltkb
+  gpu-run/bin/ltokit bundle inspect "$bundle" | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
+    | grep -E '^(kmeans_[a-z]+|layout_scatter|train_rows_[a-z0-9]+|coarse_scores_(mma_|h16_q[0-9]+_)?[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select_c1)$' \
     > "$dir/build-plans.txt" || return 1
   export CUDA_CACHE_PATH=$dir/nv
-  gpu-run/bin/ltokit warmup --bundle gpu-run/ivf.ltkb --arch native \
+  gpu-run/bin/ltokit warmup --bundle "$bundle" --arch native \
     --plans "$dir/build-plans.txt" --cache-dir "$dir" > /dev/null
 }

@@ -10,6 +10,10 @@ extern "C" __device__ float ivf_coarse_query_value(const unsigned char* queries,
 // apart).
 extern "C" __device__ unsigned ivf_coarse_query_bits(const unsigned char* queries, long long j);
 extern "C" __device__ float ivf_coarse_query_decode(unsigned bits);
+// Four values at position j (a multiple of 4; the batch 8-byte aligned) as their stored
+// bits in one load, and those bits as four f16 (packed pairs) — exact for f16, i8, u8.
+extern "C" __device__ uint2 ivf_coarse_query_bits4(const unsigned char* queries, long long j);
+extern "C" __device__ uint2 ivf_coarse_query_halves4(uint2 bits);
 // Whether the query type's values are all exact in TF32 (no split needed in 3xTF32).
 extern "C" __device__ bool ivf_coarse_query_exact_tf32();
 

@@ -580,6 +580,41 @@ fn auto_takes_the_list_major_scan_once_its_one_missing_kernel_has_loaded() {
 
 #[test]
 #[ignore = "needs a GPU"]
+fn a_plan_loaded_for_a_narrow_index_runs_a_wider_one_of_its_type() {
+    // A list-major plan serves every dimension of its type; its shared memory grows with
+    // the dimension. Loaded first for a narrow index, the engine must raise the kernel's
+    // shared-memory limit for a wider one (the launch failed with an invalid-value error
+    // when the first load's limit stayed).
+    let engine = engine();
+    let s = seed();
+    for dim in [16, 128] {
+        let base = synthetic(6_000, dim, 20, DType::F16, s ^ dim as u64);
+        let queries = synthetic(300, dim, 20, DType::F16, s ^ 7);
+        let index = index_with_empty_list(&base, Metric::L2, 40, s);
+        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        gindex.set_scan_path(ScanPath::ListMajor);
+        // Every list probed: the result is the exact search's.
+        let got = gindex
+            .search(&engine, &queries, 10, 41, &Filter::None)
+            .unwrap_or_else(|e| panic!("f16 × {dim}: {e}"));
+        let flat = base.to_f32();
+        for q in 0..queries.rows {
+            let want = exact(Metric::L2, &flat, dim, &queries.row_f32(q), 10);
+            for (r, hit) in want.iter().enumerate() {
+                assert!(
+                    close(got.distances_of(q)[r] as f64, hit.1),
+                    "f16 × {dim} q{q} r{r}: {} vs {}",
+                    got.distances_of(q)[r],
+                    hit.1
+                );
+            }
+        }
+    }
+    println!("one engine, list-major f16 × 16 then f16 × 128: both equal exact search (seed {s})");
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn probing_every_list_equals_exact_search() {
     let engine = engine();
     let s = seed();
@@ -820,9 +855,12 @@ fn a_non_finite_value_past_the_first_batch_or_part_is_named_by_its_own_index() {
 fn large_batches_score_every_centre_and_find_the_best_lists() {
     // A batch past MATRIX_MIN_QUERIES takes the score matrix and the separate selection:
     // partial tiles of queries (not a multiple of 32 or 64), centres (601) and dimensions
-    // (40 and 37: not a multiple of 32; 37 not of 4, which the tensor-core kernel loads
-    // value by value), in two query types, every coarse metric and both multiplications
-    // of the matrix (tensor cores, CUDA cores).
+    // (40 and 37: not a multiple of 32; 37 not of 4, which the tensor-core kernels load
+    // value by value; 136: three 64-dimension chunks of the f16 kernel, the last partial),
+    // in every query type, every coarse metric and both multiplications of the matrix
+    // (tensor cores: 3xTF32 for f32, 2xTF32 for the others at this batch size; CUDA
+    // cores). Larger batches of f16 and 8-bit queries take the f16 score matrix against the
+    // centres' split, 64-query tiles at 2,000 queries and 128 at 4,000 (601 centres).
     use ltokit_ivf::gpu::coarse::MATRIX_MIN_QUERIES;
     let engine = engine();
     let s = seed();
@@ -832,7 +870,13 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     for arith in TileArith::ALL {
         engine.set_tile_arith(arith);
         matrices.push(engine.coarse_matrix_arith());
-        for (dtype, dim) in [(DType::F32, 40), (DType::U8, 40), (DType::F32, 37)] {
+        for (dtype, dim) in [
+            (DType::F32, 40),
+            (DType::U8, 40),
+            (DType::F32, 37),
+            (DType::F16, 37),
+            (DType::I8, 136),
+        ] {
             let base = synthetic(8_000, dim, 40, dtype, s);
             for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
                 let index = index_with_empty_list(&base, metric, 600, s);
@@ -844,6 +888,20 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
         }
     }
     engine.set_tile_arith(TileArith::Mma);
+    let mut f16_matrix = 0;
+    for (dtype, dim) in [(DType::U8, 40), (DType::F16, 37), (DType::I8, 136)] {
+        let base = synthetic(8_000, dim, 40, dtype, s);
+        for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
+            let index = index_with_empty_list(&base, metric, 600, s);
+            let gindex = GpuIndex::upload(&engine, &index).unwrap();
+            for nq in [2_000, 4_000] {
+                let queries = synthetic(nq, dim, 40, dtype, rng.next_u64());
+                let ctx = format!("{dtype:?} × {dim} nq {nq} f16 score matrix (seed {s})");
+                assert_probes_match_cpu(&engine, &index, &gindex, &queries, &ctx);
+                f16_matrix += 1;
+            }
+        }
+    }
     // A non-finite value in a query past the first tiles is named.
     let base = synthetic(8_000, 40, 40, DType::F32, s);
     let index = index_with_empty_list(&base, Metric::L2, 600, s);
@@ -859,8 +917,29 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
         err.to_string().contains(&format!("query {bad} has a NaN")),
         "{err}"
     );
+    // And an infinite f16 value past the first batch part, found by the f16 score matrix
+    // as it converts (4,000 queries: 128-query tiles; dimension 64: whole groups of four,
+    // the vector loads).
+    let base = synthetic(8_000, 64, 40, DType::F16, s);
+    let index = index_with_empty_list(&base, Metric::L2, 600, s);
+    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    let (nq, bad) = (4_000, 3_333);
+    let mut values = synthetic(nq, 64, 40, DType::F32, s ^ 5).to_f32();
+    values[bad * 64 + 62] = f32::INFINITY;
+    let bytes: Vec<u8> = values
+        .iter()
+        .flat_map(|&v| half::f16::from_f32(v).to_le_bytes())
+        .collect();
+    let queries = Matrix::new(DType::F16, nq, 64, bytes).unwrap();
+    let err = gindex
+        .search(&engine, &queries, 10, 7, &Filter::None)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(&format!("query {bad} has a NaN")),
+        "{err}"
+    );
     println!(
-        "score-matrix coarse search ({matrices:?}): 3 type × dimension shapes × 3 metrics × 3 probe counts match the CPU (seed {s})"
+        "score-matrix coarse search ({matrices:?}): 5 type × dimension shapes × 3 metrics × 3 probe counts match the CPU, and {f16_matrix} searches by the f16 score matrix (64- and 128-query tiles); non-finite f32 and f16 queries named (seed {s})"
     );
 }
 

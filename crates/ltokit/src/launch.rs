@@ -715,7 +715,13 @@ impl<'a> Launch<'a> {
         // memory accesses are the caller's contract (see # Safety).
         unsafe { self.args.launch(self.config) }
             .map(|_| ())
-            .map_err(|e| driver_error(&format!("launch of {}", self.kernel.name), e))
+            .map_err(|e| {
+                let shape = format!(
+                    "launch of {} (grid {g:?}, block {b:?}, {} bytes of dynamic shared memory)",
+                    self.kernel.name, self.config.shared_mem_bytes
+                );
+                driver_error(&shape, e)
+            })
     }
 }
 

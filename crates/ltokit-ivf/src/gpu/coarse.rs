@@ -2,15 +2,18 @@
 //! batches: one kernel, a tiled centres × queries product with the selection fused
 //! (kernels/coarse.cu), the centres split over several blocks when the batch is small.
 //! Large batches: the scores of every (query, centre) as a tiled product into a matrix —
-//! on the tensor cores as 3xTF32 (sm_80 on, kernels/coarse_mma.cu) or register-tiled on
-//! the CUDA cores ([`MatrixArith`]) — then one warp a query selects. Queries are read in
-//! their stored type. Also the k-means assignment (the nearest centre).
+//! on the tensor cores (sm_80 on: f32 queries as 3xTF32, kernels/coarse_mma.cu; f16 and
+//! 8-bit ones as two f16 products against the centres' f16 split, kernels/coarse_h16.cu)
+//! or register-tiled on the CUDA cores ([`MatrixArith`]) — then one warp a query selects.
+//! Queries are read in their stored type. Also the k-means assignment (the nearest
+//! centre). The centres themselves: [`DeviceCenters`].
 
 use ltokit::launch::{
-    CudaSlice, CudaView, CudaViewMut, DeviceElem, Elem, Extent, Gpu, Launch, LaunchConfig, Param,
+    CudaSlice, CudaView, CudaViewMut, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param,
 };
 use ltokit::{Error, Result};
 
+use super::centers::{DeviceCenters, HalfCenters};
 use super::list_major::TileArith;
 use super::merge::{merge_kernel, SORT_MAX_CANDIDATES};
 use super::workspace::Buffer;
@@ -59,6 +62,24 @@ const SCORES_SIGNATURE: &[Param] = coarse_signature!(
     Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
 );
 
+/// `ivf_coarse_scores_h16`'s parameters (kernels/coarse_h16.cu): the score matrix of
+/// queries exact in f16 against the centres' f16 split.
+const SCORES_H16_SIGNATURE: &[Param] = &[
+    Param::Ptr,                                      // queries, in their stored type
+    Param::I32,                                      // nq
+    Param::I32,                                      // dim
+    Param::I32,                                      // metric code
+    Param::Buffer(Elem::U16, Extent::Any),           // centre halves, hi rows then lo rows
+    Param::Buffer(Elem::F32, Extent::Any),           // centre norms
+    Param::I32,                                      // n_centers
+    Param::I32,                                      // query_base
+    Param::I32,                                      // dim_pad
+    Param::I32,                                      // n_pad
+    Param::F32,                                      // inv_scale
+    Param::BufferMut(Elem::F32, Extent::Any),        // scores, nq × n_centers
+    Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
+];
+
 /// A batch of queries for the coarse search: `n` rows of `dtype` in `rows` (a view of
 /// any element type holding their bytes), the first numbered `base` by the caller — a
 /// non-finite value is reported as 1 + `base` + its row in `rows`.
@@ -67,6 +88,10 @@ pub(crate) struct CoarseQueries<'q, 'a, T: DeviceElem> {
     pub dtype: DType,
     pub n: usize,
     pub base: usize,
+    /// The batch size the caller chose its kernels for (at least `n`; more for a last,
+    /// smaller batch): the score matrix's tile follows it, so that every batch of a search
+    /// takes the kernel loaded for the first.
+    pub planned: usize,
 }
 
 /// The arguments `coarse_signature!` puts first, as a launch takes them.
@@ -89,6 +114,29 @@ impl<'a> QueryAndCentreArgs<'a> {
             n: centers.n as i32,
             query_base: query_base as i32,
         }
+    }
+
+    /// `launch` with `queries` and the arguments of the f16 score matrix
+    /// ([`SCORES_H16_SIGNATURE`] up to the scores) appended.
+    fn push_halves<'l, T: DeviceElem>(
+        &'l self,
+        launch: Launch<'l>,
+        queries: &'l CudaView<'_, T>,
+        halves: &'l HalfCenters,
+        pads: &'l (i32, i32),
+    ) -> Launch<'l> {
+        launch
+            .view(queries)
+            .scalar(&self.nq)
+            .scalar(&self.dim)
+            .scalar(&self.metric)
+            .buffer(&halves.halves)
+            .buffer(&self.centers.norms)
+            .scalar(&self.n)
+            .scalar(&self.query_base)
+            .scalar(&pads.0)
+            .scalar(&pads.1)
+            .scalar(&halves.inv_scale)
     }
 
     /// `launch` with `queries` and these arguments appended.
@@ -131,11 +179,37 @@ pub const MATRIX_MIN_QUERIES: usize = 512;
 /// Most score-matrix entries of one pass (256 MiB of f32); larger batches go in parts.
 const MATRIX_MAX_ENTRIES: usize = 1 << 26;
 
+/// Query tiles of the f16 score matrix, largest first (kernels/coarse_h16.cu: one kernel
+/// each, 2 × tile / 32 warps of 32 × 32 products): every copy of a centre chunk serves a
+/// tile's queries, so large tiles read the centres from L2 fewer times, but leave a small
+/// batch fewer blocks.
+const HALF_QUERY_TILES: [usize; 2] = [128, 64];
+/// Centres of a tile of the f16 score matrix (`CH_TC`).
+const HALF_CENTER_TILE: usize = 64;
+/// Blocks a query tile of the f16 score matrix must give the batch to be taken: two
+/// blocks for each of the H200's SMs. Measured (docs/gpu-runs/2026-12-01-s13/): 128-query
+/// tiles against the 2xTF32 kernel's 32-query tiles, 10,000 queries (316 blocks over
+/// images' 256 centres, 1,264 over 1,024): images +4 to +10 %, i8 x 512 0 to +7 %, the
+/// 128-dimension sets within ±1.5 %; at 1,000 queries (32 blocks on images) f16 tiles of
+/// 32 queries, 2 warps, lost 0 to 3 % to the 2xTF32 kernel, which smaller batches keep.
+const HALF_TILE_MIN_BLOCKS: usize = 2 * SPREAD_BLOCKS;
+
+/// The query tile of the f16 score matrix for `nq` queries over `n_centers` centres: the
+/// largest that still gives [`HALF_TILE_MIN_BLOCKS`] blocks; none when no tile does.
+fn half_query_tile(nq: usize, n_centers: usize) -> Option<usize> {
+    let centre_tiles = n_centers.div_ceil(HALF_CENTER_TILE);
+    HALF_QUERY_TILES
+        .into_iter()
+        .find(|&t| nq.div_ceil(t) * centre_tiles >= HALF_TILE_MIN_BLOCKS)
+}
+
 /// How a large batch's score matrix is multiplied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatrixArith {
-    /// 3xTF32 mma.sync on the tensor cores (sm_80 on; kernels/coarse_mma.cu): tiles of 32
-    /// queries × 64 centres, 4 warps; f32's accuracy (mma.cuh).
+    /// mma.sync on the tensor cores (sm_80 on), tiles of 32 queries × 64 centres, 4 warps:
+    /// f32 queries as 3xTF32 (kernels/coarse_mma.cu; f32's accuracy, mma.cuh), f16 and
+    /// 8-bit queries as two f16 products against the centres' f16 split
+    /// (kernels/coarse_h16.cu; the split holds each centre to 2^-22).
     TensorCores,
     /// f32 FMA on the CUDA cores, 64 × 64 tiles register-blocked 4 × 4 (kernels/coarse.cu).
     CudaCores,
@@ -152,19 +226,34 @@ impl MatrixArith {
         }
     }
 
-    /// The score kernel's plan for queries of `dtype`.
-    fn plan(self, dtype: DType) -> String {
-        match self {
-            MatrixArith::TensorCores => format!("coarse_scores_mma_{}", dtype.name()),
-            MatrixArith::CudaCores => format!("coarse_scores_{}", dtype.name()),
+    /// The query tile of the f16 score matrix where `nq` queries of `dtype` over
+    /// `n_centers` centres are multiplied against the centres' f16 split: on the tensor
+    /// cores, queries exact in f16, a batch large enough for one of its tiles
+    /// ([`half_query_tile`]); else none (the 3xTF32 / 2xTF32 kernel).
+    fn half_tile(self, dtype: DType, (nq, n_centers): (usize, usize)) -> Option<usize> {
+        if self == MatrixArith::TensorCores && dtype != DType::F32 {
+            half_query_tile(nq, n_centers)
+        } else {
+            None
         }
     }
 
-    /// (queries, centres) of a block's tile, and its threads.
-    fn tile(self) -> (usize, usize, u32) {
-        match self {
-            MatrixArith::TensorCores => (32, 64, 128),
-            MatrixArith::CudaCores => (64, 64, 256),
+    /// The score kernel's plan for `nq` queries of `dtype` over `n_centers` centres.
+    fn plan(self, dtype: DType, shape: (usize, usize)) -> String {
+        match (self, self.half_tile(dtype, shape)) {
+            (_, Some(tile)) => format!("coarse_scores_h16_q{tile}_{}", dtype.name()),
+            (MatrixArith::TensorCores, None) => format!("coarse_scores_mma_{}", dtype.name()),
+            (MatrixArith::CudaCores, None) => format!("coarse_scores_{}", dtype.name()),
+        }
+    }
+
+    /// (queries, centres) of a block's tile for `nq` queries of `dtype` over `n_centers`
+    /// centres, and its threads.
+    fn tile(self, dtype: DType, shape: (usize, usize)) -> (usize, usize, u32) {
+        match (self, self.half_tile(dtype, shape)) {
+            (_, Some(tq)) => (tq, HALF_CENTER_TILE, (tq / 32 * 64) as u32),
+            (MatrixArith::TensorCores, None) => (32, 64, 128),
+            (MatrixArith::CudaCores, None) => (64, 64, 256),
         }
     }
 }
@@ -208,64 +297,6 @@ pub(crate) struct CoarseScratch {
     merged: Buffer<f32>,
 }
 
-/// Centres on the device with what the coarse score needs of each: its squared norm for
-/// L2, its norm for cosine.
-pub struct DeviceCenters {
-    pub(crate) centers: CudaSlice<f32>,
-    pub(crate) norms: CudaSlice<f32>,
-    pub(crate) n: usize,
-    pub(crate) dim: usize,
-    metric: Metric,
-}
-
-impl DeviceCenters {
-    /// Uploads `centers` (`dim` wide, row-major) for ranking by `metric`.
-    pub fn upload(gpu: &Gpu, centers: &[f32], dim: usize, metric: Metric) -> Result<Self> {
-        if dim == 0 || centers.is_empty() || !centers.len().is_multiple_of(dim) {
-            return Err(Error::InvalidArgument(format!(
-                "{} centre values are not rows of {dim}",
-                centers.len()
-            )));
-        }
-        let norms: Vec<f32> = centers
-            .chunks(dim)
-            .map(|c| {
-                let n2: f32 = c.iter().map(|v| v * v).sum();
-                if metric == Metric::Cosine {
-                    n2.sqrt()
-                } else {
-                    n2
-                }
-            })
-            .collect();
-        Ok(DeviceCenters {
-            centers: gpu.upload(centers)?,
-            norms: gpu.upload(&norms)?,
-            n: norms.len(),
-            dim,
-            metric,
-        })
-    }
-
-    /// Number of centres.
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    /// Whether there are none (never, once uploaded).
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
-    fn metric_code(&self) -> i32 {
-        match self.metric {
-            Metric::L2 | Metric::L2Sqrt => 0,
-            Metric::Ip => 1,
-            Metric::Cosine => 2,
-        }
-    }
-}
-
 /// The kernels a coarse search of `nq` queries of `dtype` over `n_centers` centres needs:
 /// the coarse kernel, and the merge of its splits when it splits; or for a large batch
 /// the score matrix multiplied by `matrix` and the selection.
@@ -277,7 +308,7 @@ pub(crate) fn coarse_kernels(
     matrix: MatrixArith,
 ) -> Result<Vec<KernelSpec>> {
     if nq >= MATRIX_MIN_QUERIES {
-        return Ok(matrix_kernels(dtype, n_probes, matrix)?.to_vec());
+        return Ok(matrix_kernels(dtype, n_probes, (nq, n_centers), matrix)?.to_vec());
     }
     let mut specs = vec![coarse_kernel(dtype, dim, n_probes)?];
     let splits = coarse_splits(nq, n_centers, n_probes);
@@ -287,13 +318,32 @@ pub(crate) fn coarse_kernels(
     Ok(specs)
 }
 
-/// The score-matrix kernel (multiplied by `matrix`) for queries of `dtype` and the
-/// selection of `n_probes` from it.
-fn matrix_kernels(dtype: DType, n_probes: usize, matrix: MatrixArith) -> Result<[KernelSpec; 2]> {
+/// Queries of each part of a score matrix of `nq` queries over `n_centers` centres (the
+/// last may have fewer): as many as [`MATRIX_MAX_ENTRIES`] allows.
+fn matrix_part(nq: usize, n_centers: usize) -> usize {
+    (MATRIX_MAX_ENTRIES / n_centers.max(1)).clamp(1, nq.max(1))
+}
+
+/// The score-matrix kernel (multiplied by `matrix`) for `nq` queries of `dtype` over
+/// `n_centers` centres (its tile follows the part: [`matrix_part`]), and the selection of
+/// `n_probes` from it.
+fn matrix_kernels(
+    dtype: DType,
+    n_probes: usize,
+    (nq, n_centers): (usize, usize),
+    matrix: MatrixArith,
+) -> Result<[KernelSpec; 2]> {
     Ok([
         KernelSpec {
-            plan: matrix.plan(dtype),
-            signature: SCORES_SIGNATURE,
+            plan: matrix.plan(dtype, (matrix_part(nq, n_centers), n_centers)),
+            signature: if matrix
+                .half_tile(dtype, (matrix_part(nq, n_centers), n_centers))
+                .is_some()
+            {
+                SCORES_H16_SIGNATURE
+            } else {
+                SCORES_SIGNATURE
+            },
             shared: 0,
         },
         KernelSpec {
@@ -437,8 +487,15 @@ impl IvfGpu {
     ) -> Result<()> {
         let (queries, dtype, nq) = (q.rows, q.dtype, q.n);
         let matrix_arith = self.coarse_matrix_arith();
-        let [scores_spec, select_spec] = matrix_kernels(dtype, n_probes, matrix_arith)?;
-        let (tile_queries, tile_centers, threads) = matrix_arith.tile();
+        let n = centers.n;
+        let part = matrix_part(nq, n);
+        // The kernel and tile of the batch size the caller planned for, which may be
+        // larger than this batch.
+        let planned = q.planned.max(nq);
+        let [scores_spec, select_spec] =
+            matrix_kernels(dtype, n_probes, (planned, n), matrix_arith)?;
+        let tile_shape = (matrix_part(planned, n), n);
+        let (tile_queries, tile_centers, threads) = matrix_arith.tile(dtype, tile_shape);
         let scores_k = self
             .kernels
             .kernel(&scores_spec.plan, scores_spec.signature, 0)?;
@@ -446,13 +503,20 @@ impl IvfGpu {
             .kernels
             .kernel(&select_spec.plan, select_spec.signature, 0)?;
         let gpu = &self.gpu;
-        let n = centers.n;
-        let part = (MATRIX_MAX_ENTRIES / n).clamp(1, nq);
         // Queries per part in the view's element type (a view of bytes holds any type).
         let per_query = centers.dim * dtype.size() / std::mem::size_of::<T>();
         let mut scratch = self.coarse_scratch.lock();
         let matrix = scratch.matrix.at_least(gpu, part * n)?;
         let (n_i, probes_i) = (n as i32, n_probes as i32);
+        let halves = match (matrix_arith.half_tile(dtype, tile_shape), &centers.halves) {
+            (None, _) => None,
+            (Some(_), Some(h)) => Some((h, (h.dim_pad as i32, h.n_pad as i32))),
+            (Some(_), None) => {
+                return Err(Error::InvalidArgument(format!(
+                    "these centres were uploaded for f32 queries; upload them for {dtype:?} queries (DeviceCenters::upload) to search {dtype:?} queries"
+                )))
+            }
+        };
         for start in (0..nq).step_by(part) {
             let nb = part.min(nq - start);
             let part_rows = queries.slice(start * per_query..(start + nb) * per_query);
@@ -467,13 +531,17 @@ impl IvfGpu {
                 block_dim: (threads, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let launch = args
-                .push(Launch::on(gpu.stream(), &scores_k, cfg), &part_rows)
-                .buffer_mut(&mut *matrix)
-                .buffer_mut(&mut *bad_query);
+            let launch = Launch::on(gpu.stream(), &scores_k, cfg);
+            let launch = match &halves {
+                Some((h, pads)) => args.push_halves(launch, &part_rows, h, pads),
+                None => args.push(launch, &part_rows),
+            };
+            let launch = launch.buffer_mut(&mut *matrix).buffer_mut(&mut *bad_query);
             // SAFETY: reads nb × dim query values of `dtype` (within the caller's checked
-            // view), n × dim centre values and n norms, writes nb × n scores (the matrix
-            // holds part × n ≥ nb × n) and one flag.
+            // view), n × dim centre values — or the split's n_pad × dim_pad halves of each
+            // part, n_pad ≥ n rounded up to a tile, dim_pad ≥ dim to a chunk, as uploaded
+            // together — and n norms, writes nb × n scores (the matrix holds part × n ≥
+            // nb × n) and one flag.
             unsafe { launch.run() }?;
             let mut out = probes.slice_mut(start * n_probes..(start + nb) * n_probes);
             let cfg = LaunchConfig {
@@ -513,6 +581,7 @@ impl IvfGpu {
             dtype,
             n,
             base: 0,
+            planned: n,
         };
         self.coarse(
             centers,
@@ -545,16 +614,60 @@ mod tests {
         assert_eq!(MatrixArith::choose(9, TileArith::Portable), CudaCores);
         // The plans the bundle names (kernels/bundle.json); the tensor-core tiles give a
         // 1,000 × 256 batch twice the blocks (128 against 64, of the H200's 132 SMs).
-        assert_eq!(TensorCores.plan(DType::U8), "coarse_scores_mma_u8");
-        assert_eq!(CudaCores.plan(DType::F16), "coarse_scores_f16");
+        let images = (10_000, 256);
+        assert_eq!(
+            TensorCores.plan(DType::U8, images),
+            "coarse_scores_h16_q128_u8"
+        );
+        assert!(TensorCores.half_tile(DType::U8, images).is_some());
+        assert_eq!(
+            TensorCores.plan(DType::F32, images),
+            "coarse_scores_mma_f32"
+        );
+        assert_eq!(CudaCores.plan(DType::F16, images), "coarse_scores_f16");
         let blocks = |a: MatrixArith| {
-            let (tq, tc, _) = a.tile();
+            let (tq, tc, _) = a.tile(DType::F32, (1000, 256));
             1000usize.div_ceil(tq) * 256usize.div_ceil(tc)
         };
         assert_eq!((blocks(TensorCores), blocks(CudaCores)), (128, 64));
         let kernels = coarse_kernels(DType::I8, 128, 10, (10_000, 1024), TensorCores).unwrap();
         let names: Vec<&str> = kernels.iter().map(|k| k.plan.as_str()).collect();
-        assert_eq!(names, ["coarse_scores_mma_i8", "coarse_select_c16"]);
+        assert_eq!(names, ["coarse_scores_h16_q128_i8", "coarse_select_c16"]);
+        assert_eq!(kernels[0].signature, SCORES_H16_SIGNATURE);
+    }
+
+    #[test]
+    fn the_f16_score_matrix_takes_the_largest_query_tile_that_keeps_two_blocks_an_sm() {
+        use MatrixArith::*;
+        // 10,000 queries: 128-query tiles give 79 × 4 = 316 blocks over 256 centres.
+        assert_eq!(half_query_tile(10_000, 256), Some(128));
+        assert_eq!(half_query_tile(10_000, 1024), Some(128));
+        // 2,000 over 1,024: 16 × 16 = 256 blocks at 128, under 264; 512 at 64.
+        assert_eq!(half_query_tile(2_000, 1024), Some(64));
+        // 1,000: 16 × 16 = 256 blocks at 64 — too few for any tile: the 2xTF32 kernel.
+        assert_eq!(half_query_tile(1_000, 1024), None);
+        assert_eq!(half_query_tile(1_000, 256), None);
+        let plans = |dtype, shape| {
+            (
+                TensorCores.plan(dtype, shape),
+                TensorCores.tile(dtype, shape),
+            )
+        };
+        assert_eq!(
+            plans(DType::I8, (1_000, 1024)),
+            ("coarse_scores_mma_i8".into(), (32, 64, 128))
+        );
+        assert_eq!(
+            plans(DType::U8, (4_000, 601)),
+            ("coarse_scores_h16_q128_u8".into(), (128, 64, 256))
+        );
+        assert_eq!(
+            plans(DType::F16, (2_000, 601)),
+            ("coarse_scores_h16_q64_f16".into(), (64, 64, 128))
+        );
+        // f32 queries and the CUDA cores never take it.
+        assert_eq!(plans(DType::F32, (10_000, 256)).0, "coarse_scores_mma_f32");
+        assert_eq!(CudaCores.plan(DType::U8, (10_000, 256)), "coarse_scores_u8");
     }
 
     #[test]

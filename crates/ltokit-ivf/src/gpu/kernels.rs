@@ -29,12 +29,31 @@ pub(crate) struct KernelSet {
     cache: KernelCache<ModuleLoader>,
     bundle: Arc<Bundle>,
     target: Target,
-    loaded: Mutex<HashMap<String, Arc<Kernel>>>,
+    loaded: Mutex<HashMap<String, LoadedKernel>>,
     /// Plans being loaded in the background.
     pending: Mutex<HashSet<String>>,
     /// Plans queued for loading in order, and the threads working through them.
     queue: Mutex<BackgroundQueue>,
     background: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// A loaded kernel and the dynamic shared memory it is allowed so far: a plan serves every
+/// shape of its type (the dimension is an argument), and a later shape may need more than
+/// the first one it was loaded for.
+struct LoadedKernel {
+    kernel: Arc<Kernel>,
+    shared: usize,
+}
+
+/// Launches take up to this much dynamic shared memory without raising a kernel's limit.
+const DEFAULT_SHARED_LIMIT: usize = 48 * 1024;
+
+/// Allows `kernel` `shared` bytes of dynamic shared memory where that is past the default.
+fn allow_shared(kernel: &Kernel, shared: usize) -> Result<()> {
+    if shared > DEFAULT_SHARED_LIMIT {
+        kernel.set_max_dynamic_shared_bytes(shared as u32)?;
+    }
+    Ok(())
 }
 
 /// The ordered background queue of [`KernelSet::prepare_in_background_in_order`].
@@ -67,26 +86,39 @@ impl KernelSet {
     }
 
     /// The kernel of plan `plan_name`, loaded once, allowed `shared` bytes of dynamic
-    /// shared memory.
+    /// shared memory — raised when a later shape asks for more than the kernel was
+    /// loaded with (a launch past its limit fails with an invalid-value error).
     pub(crate) fn kernel(
         &self,
         plan_name: &str,
         signature: &[Param],
         shared: usize,
     ) -> Result<Arc<Kernel>> {
-        if let Some(k) = self.loaded.lock().get(plan_name) {
-            return Ok(Arc::clone(k));
+        if let Some(k) = self.loaded.lock().get_mut(plan_name) {
+            if shared > k.shared {
+                allow_shared(&k.kernel, shared)?;
+                k.shared = shared;
+            }
+            return Ok(Arc::clone(&k.kernel));
         }
         let handle = PlanHandle::new(self.bundle.plan(plan_name, self.target)?);
         let module = self.cache.get_handle(&handle)?;
         let kernel = Arc::new(module.kernel(handle.plan().kernel(), signature)?);
-        if shared > 48 * 1024 {
-            kernel.set_max_dynamic_shared_bytes(shared as u32)?;
+        allow_shared(&kernel, shared)?;
+        let mut loaded = self.loaded.lock();
+        // Another thread may have loaded the plan meanwhile: keep the larger allowance on
+        // the kernel kept, and hand out that one.
+        let kept = loaded
+            .entry(plan_name.to_string())
+            .or_insert_with(|| LoadedKernel {
+                kernel: Arc::clone(&kernel),
+                shared,
+            });
+        if shared > kept.shared {
+            allow_shared(&kept.kernel, shared)?;
+            kept.shared = shared;
         }
-        self.loaded
-            .lock()
-            .insert(plan_name.to_string(), Arc::clone(&kernel));
-        Ok(kernel)
+        Ok(Arc::clone(&kept.kernel))
     }
 
     /// Whether every kernel of `specs` is loaded.

@@ -270,7 +270,7 @@ impl IvfGpu {
         let mut bad = gpu.upload(&[0i32])?;
         let mut sums = gpu.alloc::<f32>(k * dim)?;
         let mut counts = gpu.alloc::<u32>(k)?;
-        let mut dev = DeviceCenters::upload(gpu, &centers, dim, metric)?;
+        let mut dev = DeviceCenters::upload(gpu, &centers, dim, metric, DType::F32)?;
         let sum = self.kernels.kernel("kmeans_sum", SUM_SIGNATURE, 0)?;
         let divide = self.kernels.kernel("kmeans_divide", DIVIDE_SIGNATURE, 0)?;
         let (n_i, dim_i, k_i, norm_i) = (n as i32, dim as i32, k as i32, i32::from(spherical));
@@ -280,6 +280,7 @@ impl IvfGpu {
                 dtype: DType::F32,
                 n,
                 base: 0,
+                planned: n,
             };
             self.coarse(&dev, &q, 1, &mut labels.slice_mut(0..n), &mut bad)?;
             gpu.clear(&mut sums)?;
@@ -328,7 +329,7 @@ impl IvfGpu {
                         if spherical {
                             centers.chunks_mut(dim).for_each(normalise);
                         }
-                        dev = DeviceCenters::upload(gpu, &centers, dim, metric)?;
+                        dev = DeviceCenters::upload(gpu, &centers, dim, metric, DType::F32)?;
                     }
                 }
             }
@@ -364,7 +365,7 @@ impl IvfGpu {
             Metric::L2Sqrt => Metric::L2,
             m => m,
         };
-        let dev = DeviceCenters::upload(&self.gpu, centers, dim, metric)?;
+        let dev = DeviceCenters::upload(&self.gpu, centers, dim, metric, dtype)?;
         let n = rows.len() * std::mem::size_of::<T>() / (dim * dtype.size()).max(1);
         let labels = self.coarse_to_host(&dev, rows, dtype, n, 1)?;
         Ok(labels.iter().map(|&l| l.max(0) as u32).collect())

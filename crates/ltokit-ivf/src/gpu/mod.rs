@@ -4,6 +4,7 @@
 //! |---|---|
 //! | this one | the engine: device, kernel cache, the embedded bundle, plan names |
 //! | [`lists`] | lists (or a flat dataset cut into chunks) on the device, interleaved |
+//! | `centers` | the coarse centres on the device: norms, and the f16 split of the tensor-core score matrix for f16 and 8-bit queries |
 //! | [`coarse`] | the coarse search: centres × queries, tiled, with the n_probes selection fused (small batches) or after a score matrix (large ones, on the tensor cores from sm_80); k-means assignment |
 //! | [`kmeans`] | k-means training on the device (update by atomics, balancing, spherical for ip/cosine) |
 //! | [`scan`] | the per-query scan of probed lists with fused top-k; exact search |
@@ -16,6 +17,7 @@
 //! Kernels are ltokit plans of the embedded bundle (`kernels/`), linked for the GPU
 //! present or served from the kernel cache, resolved once per engine.
 
+mod centers;
 pub mod coarse;
 mod kernels;
 pub mod kmeans;
@@ -40,7 +42,8 @@ use ltokit::{Error, Result, Target};
 use crate::data::DType;
 use crate::metric::{Filter, Metric};
 
-pub use coarse::{DeviceCenters, MatrixArith};
+pub use centers::DeviceCenters;
+pub use coarse::MatrixArith;
 pub(crate) use kernels::KernelSpec;
 pub use link_ahead::{IndexShape, LinkAhead};
 pub use list_major::{LmTile, ScanPath, TileArith, SEED_MIN_ROWS};

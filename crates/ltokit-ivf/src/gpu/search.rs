@@ -85,7 +85,13 @@ impl GpuIndex {
             dtype: lists.dtype(),
             dim,
             n_lists: lists.n_lists(),
-            centers: DeviceCenters::upload(engine.gpu(), centers, dim, coarse_metric)?,
+            centers: DeviceCenters::upload(
+                engine.gpu(),
+                centers,
+                dim,
+                coarse_metric,
+                lists.dtype(),
+            )?,
             lists,
             workspace: Mutex::new(Workspace::default()),
             staging: Mutex::new(HostStaging::default()),
@@ -317,6 +323,7 @@ impl GpuIndex {
                 dtype: self.dtype,
                 n: nb,
                 base: start,
+                planned: batch,
             };
             engine.coarse(
                 &self.centers,

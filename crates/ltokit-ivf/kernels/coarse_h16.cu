@@ -1,0 +1,231 @@
+// Entry fragment (sm_80 on): the coarse search's score matrix for queries whose values
+// are exact in f16 (f16, i8, u8) — the same output as ivf_coarse_scores_mma_kernel
+// (coarse_mma.cu), scores[q × n_centers + c], with each product formed by two f16 mma.sync
+// m16n8k16 against the centres split into two f16 halves.
+//
+// The centres arrive split once per index (DeviceCenters, gpu/centers.rs): scaled by a
+// power of two so that the largest magnitude lies in [2^14, 2^15), then hi = f16(c) and
+// lo = f16(c − hi), which together hold c to 2^-22 of itself (down to 2^-25 absolute in
+// the scaled units, where lo is subnormal) — finer than 2xTF32's split (2^-20). A query
+// value times either half is exact in f32 (11 × 11 bits), so the products are those of
+// the 2xTF32 form at half the tensor-core instructions (k16 steps instead of k8), with no
+// split in the kernel and half the shared-memory bytes for the queries. Accumulation is in
+// f32, as in the TF32 form; the epilogue multiplies by 2^-scale (exact).
+//
+// Each warp multiplies 32 queries × 32 centres (two A blocks of 16 queries, four B blocks
+// of 8 centres: 16 products a k step for 6 ldmatrix). A block of WQ × 2 warps takes a tile
+// of 32 WQ queries × 64 centres (warp w: queries 32 (w % WQ) …, centres 32 (w / WQ) …):
+// every copy of a centre chunk serves 32 WQ queries — with 32-query tiles the centres'
+// re-reads from L2 (10,000 queries × 256 centres × 784 dimensions: 250 MB a batch) bound
+// the kernel. Dimensions go through in chunks of 32, two shared-memory stages: the
+// centres' halves copied with cp.async (their split rows are padded with zeros to whole
+// chunks and whole tiles, so no copy is bounds-checked), the queries loaded into registers
+// four values at a time and converted when stored, after the chunk in hand is multiplied
+// — one barrier a chunk. Blocks of the first centre tile report non-finite query values.
+#include <cuda_fp16.h>
+#include "coarse.cuh"
+#include "mma.cuh"
+
+#define CH_TC 64        // centres of a tile
+#define CH_KC 32        // dimensions of a chunk (two m16n8k16 steps)
+#define CH_LD 40        // shared-memory row stride in halves: 80 bytes, 16-byte aligned,
+                        // eight rows on distinct banks for ldmatrix
+#define CH_WC (CH_TC / 32)  // warps across the centres
+
+// The tile's shape for WQ warps across the queries.
+template <int WQ> struct ChTile {
+    static constexpr int TQ = 32 * WQ;                               // queries of a tile
+    static constexpr int THREADS = 32 * WQ * CH_WC;
+    static constexpr int QGROUPS = TQ * CH_KC / 4 / THREADS;         // query groups of 4 a thread stages
+    static constexpr int CCOPIES = 2 * CH_TC * CH_KC / 8 / THREADS;  // 16-byte centre copies a thread issues
+    static constexpr int QSTAGE = TQ * CH_LD, CSTAGE = 2 * CH_TC * CH_LD;  // halves of a stage
+};
+
+// One chunk's query values of this thread: group e = threadIdx.x + THREADS · u is row
+// e / 8, dimensions 4 (e % 8) … + 3 of the chunk, held as stored (`ok`: which groups are
+// real; zeros are stored for the others).
+template <int WQ> struct ChQueries { uint2 raw[ChTile<WQ>::QGROUPS]; unsigned ok; };
+
+// VEC4: the dimension divisible by 4 and the batch 8-byte aligned, so that a group is one
+// aligned load; else four loads of one value (converted to f16 here: exact for these
+// types).
+template <int WQ, bool VEC4>
+__device__ __forceinline__ void ch_load_queries(ChQueries<WQ>& r, const unsigned char* queries, int nq, int dim,
+                                                int q0, int k0) {
+    using T = ChTile<WQ>;
+    r.ok = 0;
+    #pragma unroll
+    for (int u = 0; u < T::QGROUPS; ++u) {
+        const int e = threadIdx.x + T::THREADS * u;
+        const int q = q0 + e / (CH_KC / 4), d = k0 + 4 * (e % (CH_KC / 4));
+        const long long at = (long long)q * dim + d;
+        if (VEC4) {
+            // Unconditional loads (position 0 stands in), every one in flight at once.
+            const bool ok = q < nq && d < dim;
+            r.raw[u] = ivf_coarse_query_bits4(queries, ok ? at : 0);
+            r.ok |= (ok ? 1u : 0u) << u;
+        } else {
+            unsigned short h[4];
+            #pragma unroll
+            for (int i = 0; i < 4; ++i)
+                h[i] = __half_as_ushort(__float2half_rn(coarse_query_or_zero(queries, q < nq && d + i < dim, at + i)));
+            r.raw[u] = make_uint2(h[0] | (unsigned)h[1] << 16, h[2] | (unsigned)h[3] << 16);
+            r.ok |= 1u << u;
+        }
+    }
+}
+
+// Whether either f16 of a packed pair is infinite or NaN (exponent bits all ones).
+__device__ __forceinline__ bool ch_non_finite(unsigned pair) {
+    return (pair & 0x7c00u) == 0x7c00u || (pair & 0x7c000000u) == 0x7c000000u;
+}
+
+// Stores a loaded chunk's queries as f16, converting (VEC4) and checking them here: the
+// empty asm keeps the conversions after the multiply of the chunk in hand, so that the
+// loads stay in flight behind it (as in coarse_mma.cu).
+template <int WQ, bool VEC4>
+__device__ __forceinline__ void ch_store_queries(ChQueries<WQ>& r, __half* qs, int q0, int& bad) {
+    using T = ChTile<WQ>;
+    #pragma unroll
+    for (int u = 0; u < T::QGROUPS; ++u) {
+        const int e = threadIdx.x + T::THREADS * u;
+        const int row = e / (CH_KC / 4), col = 4 * (e % (CH_KC / 4));
+        asm volatile("" : "+r"(r.raw[u].x), "+r"(r.raw[u].y));
+        uint2 h = VEC4 ? ivf_coarse_query_halves4(r.raw[u]) : r.raw[u];
+        if (!((r.ok >> u) & 1u)) h = make_uint2(0u, 0u);
+        if (ch_non_finite(h.x) || ch_non_finite(h.y)) bad = min(bad, q0 + row);
+        *reinterpret_cast<uint2*>(qs + row * CH_LD + col) = h;
+    }
+}
+
+// Starts the copy of the chunk at dimension k0 of centres c0 … c0 + 63, both halves, into
+// cs (hi rows, then lo rows, CH_LD halves a row). `halves`: hi of every padded row, then
+// lo, `dim_pad` halves a row, `n_pad` rows each.
+template <int WQ>
+__device__ __forceinline__ void ch_copy_centres(__half* cs, const unsigned short* halves, int dim_pad, int n_pad,
+                                                int c0, int k0) {
+    using T = ChTile<WQ>;
+    #pragma unroll
+    for (int u = 0; u < T::CCOPIES; ++u) {
+        const int e = threadIdx.x + T::THREADS * u;
+        const int part = e / (CH_TC * CH_KC / 8), row = (e / (CH_KC / 8)) % CH_TC, piece = e % (CH_KC / 8);
+        const unsigned short* src =
+            halves + ((long long)part * n_pad + c0 + row) * dim_pad + k0 + 8 * piece;
+        const unsigned dst = mma_shared_address(cs + (part * CH_TC + row) * CH_LD + 8 * piece);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// c += a · b, one m16n8k16 f16 product with f32 accumulation.
+__device__ __forceinline__ void ch_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+#define CH_PARAMS                                                                              \
+    const unsigned char* __restrict__ queries, int nq, int dim, int metric,                   \
+    const unsigned short* __restrict__ halves, const float* __restrict__ center_norms,        \
+    int n_centers, int query_base, int dim_pad, int n_pad, float inv_scale,                    \
+    float* __restrict__ scores, int* __restrict__ bad_query
+#define CH_ARGS queries, nq, dim, metric, halves, center_norms, n_centers, query_base, dim_pad, n_pad, \
+    inv_scale, scores, bad_query
+
+// qs: two stages of TQ query rows; cs: two stages of CH_TC hi rows then CH_TC lo rows.
+template <int WQ, bool VEC4>
+__device__ __forceinline__ void ch_scores(CH_PARAMS, __half* qs, __half* cs)
+{
+    using T = ChTile<WQ>;
+    const int q0 = blockIdx.x * T::TQ, c0 = blockIdx.y * CH_TC;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wq = warp % WQ, wc = warp / WQ;
+    // ldmatrix row addresses (mma.cuh): A = 16 of the warp's queries, rows 0–7 and 8–15 at
+    // dimensions k and k + 8; B = the 8 centres of a block, lanes 0–15 their hi rows at k
+    // and k + 8, lanes 16–31 their lo rows.
+    const int qa = (wq * 32 + (lane & 7) + ((lane >> 3) & 1) * 8) * CH_LD + (lane >> 4) * 8;
+    const int cb = ((lane >> 4) * CH_TC + wc * 32 + (lane & 7)) * CH_LD + ((lane >> 3) & 1) * 8;
+    float acc[2][4][4];
+    #pragma unroll
+    for (int m = 0; m < 2; ++m)
+        #pragma unroll
+        for (int n = 0; n < 4; ++n)
+            #pragma unroll
+            for (int j = 0; j < 4; ++j) acc[m][n][j] = 0.f;
+
+    int bad = 0x7fffffff;
+    ChQueries<WQ> next;
+    ch_copy_centres<WQ>(cs, halves, dim_pad, n_pad, c0, 0);
+    ch_load_queries<WQ, VEC4>(next, queries, nq, dim, q0, 0);
+    ch_store_queries<WQ, VEC4>(next, qs, q0, bad);
+    for (int k0 = 0, s = 0; k0 < dim; k0 += CH_KC, s ^= 1) {
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        __syncthreads();  // this chunk is staged; the other stage's last readers are done
+        const bool more = k0 + CH_KC < dim;
+        if (more) {
+            ch_copy_centres<WQ>(cs + (s ^ 1) * T::CSTAGE, halves, dim_pad, n_pad, c0, k0 + CH_KC);
+            ch_load_queries<WQ, VEC4>(next, queries, nq, dim, q0, k0 + CH_KC);
+        }
+        const __half* q = qs + s * T::QSTAGE + qa;
+        const __half* c = cs + s * T::CSTAGE + cb;
+        #pragma unroll
+        for (int k = 0; k < CH_KC; k += 16) {
+            unsigned a[2][4];
+            mma_ldsm_x4(a[0], q + k);
+            mma_ldsm_x4(a[1], q + 16 * CH_LD + k);
+            #pragma unroll
+            for (int n = 0; n < 4; ++n) {
+                unsigned b[4];  // hi at k, hi at k + 8, lo at k, lo at k + 8
+                mma_ldsm_x4(b, c + n * 8 * CH_LD + k);
+                #pragma unroll
+                for (int m = 0; m < 2; ++m) {
+                    ch_mma(acc[m][n], a[m], b[2], b[3]);  // the small part first, as in 3xTF32
+                    ch_mma(acc[m][n], a[m], b[0], b[1]);
+                }
+            }
+        }
+        if (more) ch_store_queries<WQ, VEC4>(next, qs + (s ^ 1) * T::QSTAGE, q0, bad);
+    }
+    if (blockIdx.y == 0) coarse_report_bad(bad_query, query_base, bad);
+    // Accumulator j of block (m, n): query 32 wq + 16 m + g (+ 8 for j ≥ 2), centre 32 wc +
+    // 8 n + 2 t (+ 1 for odd j).
+    const int g = lane / 4, t = lane % 4;
+    #pragma unroll
+    for (int n = 0; n < 4; ++n) {
+        #pragma unroll
+        for (int jc = 0; jc < 2; ++jc) {
+            const int cc = c0 + wc * 32 + n * 8 + 2 * t + jc;
+            if (cc >= n_centers) continue;
+            const CoarseAffine af = coarse_affine(metric, center_norms[cc]);
+            const float alpha = af.alpha * inv_scale;
+            #pragma unroll
+            for (int m = 0; m < 2; ++m)
+                #pragma unroll
+                for (int jq = 0; jq < 2; ++jq) {
+                    const int qq = q0 + wq * 32 + 16 * m + g + 8 * jq;
+                    if (qq < nq) scores[(long long)qq * n_centers + cc] = fmaf(alpha, acc[m][n][2 * jq + jc], af.beta);
+                }
+        }
+    }
+}
+
+template <int WQ>
+__device__ __forceinline__ void ch_kernel(CH_PARAMS)
+{
+    using T = ChTile<WQ>;
+    __shared__ __align__(16) __half qs[2 * T::QSTAGE];
+    __shared__ __align__(16) __half cs[2 * T::CSTAGE];
+    if (dim % 4 == 0 && (reinterpret_cast<size_t>(queries) & 7) == 0) ch_scores<WQ, true>(CH_ARGS, qs, cs);
+    else ch_scores<WQ, false>(CH_ARGS, qs, cs);
+}
+
+// Tiles of 64 queries (4 warps) and 128 (8 warps); the host takes the largest that still
+// gives the batch two blocks an SM, and smaller batches the 2xTF32 kernel (gpu/coarse.rs).
+extern "C" __global__ void __launch_bounds__(128, 4) ivf_coarse_scores_h16_q64_kernel(CH_PARAMS) {
+    ch_kernel<2>(CH_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) ivf_coarse_scores_h16_q128_kernel(CH_PARAMS) {
+    ch_kernel<4>(CH_ARGS);
+}

@@ -1,0 +1,233 @@
+//! The coarse centres on the device, with what the coarse kernels need of each: its norm
+//! (squared for L2) and, for queries exact in f16 (f16, i8, u8) on GPUs with f16 mma
+//! (sm_80 on), the centres split into two f16 halves for the score matrix
+//! (kernels/coarse_h16.cu).
+
+use half::f16;
+
+use ltokit::launch::{CudaSlice, Gpu};
+use ltokit::{Error, Result};
+
+use crate::data::DType;
+use crate::metric::Metric;
+
+/// Centres of a tile of the f16 score matrix (`CH_TC` in kernels/coarse_h16.cu): the
+/// split rows are padded to a multiple of it so that no copy is bounds-checked.
+pub(crate) const HALF_TILE_CENTERS: usize = 64;
+/// Dimensions of a chunk of the f16 score matrix (`CH_KC`): the split rows' width is
+/// padded to a multiple of it.
+pub(crate) const HALF_CHUNK_DIMS: usize = 32;
+/// The largest scaled centre magnitude lies in [2^14, 2^15): inside f16's range (65,504)
+/// with the low half of every value down to 2^-3 of the scaled units normal.
+const HALF_TOP_EXPONENT: i32 = 14;
+
+/// Centres on the device, ready to rank queries by `metric`.
+pub struct DeviceCenters {
+    pub(crate) centers: CudaSlice<f32>,
+    pub(crate) norms: CudaSlice<f32>,
+    /// The f16 split for the tensor-core score matrix, where queries are exact in f16.
+    pub(crate) halves: Option<HalfCenters>,
+    pub(crate) n: usize,
+    pub(crate) dim: usize,
+    metric: Metric,
+}
+
+/// Centres split into two f16 halves on the device (kernels/coarse_h16.cu): each value
+/// `c`, scaled by `2^scale` (the largest magnitude then in [2^14, 2^15)), is `hi = f16(c')`
+/// plus `lo = f16(c' − hi)` — together within 2^-22 of `c'`, or 2^-25 absolute where `lo`
+/// is subnormal. Rows padded with zeros to [`HALF_TILE_CENTERS`] rows and
+/// [`HALF_CHUNK_DIMS`] dimensions; every hi row, then every lo row.
+pub(crate) struct HalfCenters {
+    pub(crate) halves: CudaSlice<u16>,
+    pub(crate) dim_pad: usize,
+    pub(crate) n_pad: usize,
+    /// 2^-scale: the factor that undoes the scaling in the kernel's epilogue.
+    pub(crate) inv_scale: f32,
+}
+
+/// The host side of [`HalfCenters`]: the padded halves, `dim_pad`, `n_pad`, `inv_scale`.
+pub(crate) struct HalfSplit {
+    pub halves: Vec<u16>,
+    pub dim_pad: usize,
+    pub n_pad: usize,
+    pub inv_scale: f32,
+}
+
+/// 2^e as an f32 (e in −126 ..= 127).
+fn pow2(e: i32) -> f32 {
+    f32::from_bits(((e + 127) as u32) << 23)
+}
+
+/// Splits `dim`-wide `centers` into [`HalfCenters`]' layout.
+pub(crate) fn split_halves(centers: &[f32], dim: usize) -> HalfSplit {
+    let n = centers.len() / dim;
+    let (n_pad, dim_pad) = (
+        n.next_multiple_of(HALF_TILE_CENTERS),
+        dim.next_multiple_of(HALF_CHUNK_DIMS),
+    );
+    let max_abs = centers.iter().fold(0f32, |m, v| m.max(v.abs()));
+    // The exponent of the largest magnitude, read from its bits (log2 may round up
+    // just below a power of two); none for zero or non-finite centres.
+    let scale = if max_abs > 0.0 && max_abs.is_finite() {
+        let top = ((max_abs.to_bits() >> 23) & 0xff) as i32 - 127;
+        (HALF_TOP_EXPONENT - top).clamp(-126, 126)
+    } else {
+        0
+    };
+    let factor = pow2(scale);
+    let mut halves = vec![0u16; 2 * n_pad * dim_pad];
+    let (hi, lo) = halves.split_at_mut(n_pad * dim_pad);
+    for (c, row) in centers.chunks(dim).enumerate() {
+        for (d, &v) in row.iter().enumerate() {
+            let scaled = v * factor;
+            let big = f16::from_f32(scaled);
+            hi[c * dim_pad + d] = big.to_bits();
+            lo[c * dim_pad + d] = f16::from_f32(scaled - big.to_f32()).to_bits();
+        }
+    }
+    HalfSplit {
+        halves,
+        dim_pad,
+        n_pad,
+        inv_scale: pow2(-scale),
+    }
+}
+
+impl DeviceCenters {
+    /// Uploads `centers` (`dim` wide, row-major) for ranking queries of `query_type` by
+    /// `metric`; for f16 and 8-bit queries on sm_80 and later also their f16 split (as
+    /// many bytes again as the centres, padded).
+    pub fn upload(
+        gpu: &Gpu,
+        centers: &[f32],
+        dim: usize,
+        metric: Metric,
+        query_type: DType,
+    ) -> Result<Self> {
+        if dim == 0 || centers.is_empty() || !centers.len().is_multiple_of(dim) {
+            return Err(Error::InvalidArgument(format!(
+                "{} centre values are not rows of {dim}",
+                centers.len()
+            )));
+        }
+        let norms: Vec<f32> = centers
+            .chunks(dim)
+            .map(|c| {
+                let n2: f32 = c.iter().map(|v| v * v).sum();
+                if metric == Metric::Cosine {
+                    n2.sqrt()
+                } else {
+                    n2
+                }
+            })
+            .collect();
+        let halves = if query_type != DType::F32 && gpu.compute_capability().major >= 8 {
+            let split = split_halves(centers, dim);
+            Some(HalfCenters {
+                halves: gpu.upload(&split.halves)?,
+                dim_pad: split.dim_pad,
+                n_pad: split.n_pad,
+                inv_scale: split.inv_scale,
+            })
+        } else {
+            None
+        };
+        Ok(DeviceCenters {
+            centers: gpu.upload(centers)?,
+            norms: gpu.upload(&norms)?,
+            halves,
+            n: norms.len(),
+            dim,
+            metric,
+        })
+    }
+
+    /// Number of centres.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether there are none (never, once uploaded).
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The metric's code in the coarse kernels (kernels/coarse.cuh): 0 L2, 1 inner
+    /// product, 2 cosine.
+    pub(crate) fn metric_code(&self) -> i32 {
+        match self.metric {
+            Metric::L2 | Metric::L2Sqrt => 0,
+            Metric::Ip => 1,
+            Metric::Cosine => 2,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(split: &HalfSplit, c: usize, d: usize) -> f64 {
+        let at = c * split.dim_pad + d;
+        let lo_at = split.n_pad * split.dim_pad + at;
+        (f16::from_bits(split.halves[at]).to_f64() + f16::from_bits(split.halves[lo_at]).to_f64())
+            * split.inv_scale as f64
+    }
+
+    #[test]
+    fn the_two_halves_hold_each_centre_to_22_bits_at_every_magnitude() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        // Magnitudes from 1e-6 to 1e6 in one set, and sets of small and of large values.
+        for spread in [(1e-6f64, 1e6f64), (1e-3, 1e-2), (100.0, 255.0), (1e4, 3e5)] {
+            let (dim, n) = (37, 70);
+            let centers: Vec<f32> = (0..dim * n)
+                .map(|_| {
+                    let m = spread.0 * (spread.1 / spread.0).powf(next());
+                    (if next() < 0.5 { -m } else { m }) as f32
+                })
+                .collect();
+            let max_abs = centers.iter().fold(0f32, |m, v| m.max(v.abs())) as f64;
+            let split = split_halves(&centers, dim);
+            assert_eq!((split.n_pad, split.dim_pad), (128, 64));
+            assert_eq!(split.halves.len(), 2 * 128 * 64);
+            for c in 0..n {
+                for d in 0..dim {
+                    let v = centers[c * dim + d] as f64;
+                    let err = (value(&split, c, d) - v).abs();
+                    // 2^-22 of the value, or 2^-25 of the scaled unit (max / 2^14) where
+                    // the low half is subnormal.
+                    let bound = (v.abs() * 2f64.powi(-22)).max(max_abs * 2f64.powi(-14 - 25));
+                    assert!(
+                        err <= bound,
+                        "{spread:?} centre {c} dim {d}: {v} off by {err}"
+                    );
+                }
+                for d in dim..split.dim_pad {
+                    assert_eq!(value(&split, c, d), 0.0, "padding of row {c}");
+                }
+            }
+            for c in n..split.n_pad {
+                assert!((0..split.dim_pad).all(|d| value(&split, c, d) == 0.0));
+            }
+            // The largest scaled magnitude is within f16's range, in [2^14, 2^15].
+            let scaled_max = max_abs / split.inv_scale as f64;
+            assert!(
+                (16384.0..=32768.0).contains(&scaled_max),
+                "{spread:?}: {scaled_max}"
+            );
+        }
+    }
+
+    #[test]
+    fn zero_centres_split_into_zeros_unscaled() {
+        let split = split_halves(&[0.0; 8], 4);
+        assert_eq!(split.inv_scale, 1.0);
+        assert!(split.halves.iter().all(|&h| h == 0));
+    }
+}
