@@ -40,6 +40,33 @@ __device__ __forceinline__ CoarseAffine coarse_affine(int metric, float cn) {
     return {cn > 0.f ? -1.f / cn : 0.f, 0.f};
 }
 
+// Writes the scores of M m16n8 accumulator blocks of a score matrix that share their 8
+// centres c0 … c0 + 7: block m holds queries q0 + 16 m … + 15, lane (g, t) the entries
+// (q0 + 16 m + g (+ 8 for j ≥ 2), c0 + 2 t (+ 1 for odd j)) as acc(m, j). Each score is
+// alpha · scale · acc + beta of its centre's affine form (computed once for the M blocks),
+// where the query and the centre exist; `scale` undoes a scaling of the products (1 where
+// there is none).
+template <int M, class Acc>
+__device__ __forceinline__ void coarse_store_blocks(float* scores, int nq, int n_centers, int metric,
+                                                    const float* center_norms, float scale, int q0, int c0,
+                                                    Acc acc) {
+    const int g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
+    #pragma unroll
+    for (int jc = 0; jc < 2; ++jc) {
+        const int c = c0 + 2 * t + jc;
+        if (c >= n_centers) continue;
+        const CoarseAffine af = coarse_affine(metric, center_norms[c]);
+        const float alpha = af.alpha * scale;
+        #pragma unroll
+        for (int m = 0; m < M; ++m)
+            #pragma unroll
+            for (int jq = 0; jq < 2; ++jq) {
+                const int q = q0 + 16 * m + g + 8 * jq;
+                if (q < nq) scores[(long long)q * n_centers + c] = fmaf(alpha, acc(m, 2 * jq + jc), af.beta);
+            }
+    }
+}
+
 // Reports the first non-finite query a thread saw (`first`, a batch position, or INT_MAX
 // for none) with one atomic, instead of one per value checked.
 __device__ __forceinline__ void coarse_report_bad(int* bad_query, int query_base, int first) {

@@ -117,15 +117,6 @@ __device__ __forceinline__ void ch_copy_centres(__half* cs, const unsigned short
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
-// c += a · b, one m16n8k16 f16 product with f32 accumulation.
-__device__ __forceinline__ void ch_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 #define CH_PARAMS                                                                              \
     const unsigned char* __restrict__ queries, int nq, int dim, int metric,                   \
     const unsigned short* __restrict__ halves, const float* __restrict__ center_norms,        \
@@ -181,34 +172,18 @@ __device__ __forceinline__ void ch_scores(CH_PARAMS, __half* qs, __half* cs)
                 mma_ldsm_x4(b, c + n * 8 * CH_LD + k);
                 #pragma unroll
                 for (int m = 0; m < 2; ++m) {
-                    ch_mma(acc[m][n], a[m], b[2], b[3]);  // the small part first, as in 3xTF32
-                    ch_mma(acc[m][n], a[m], b[0], b[1]);
+                    mma_f16(acc[m][n], a[m], b[2], b[3]);  // the small part first, as in 3xTF32
+                    mma_f16(acc[m][n], a[m], b[0], b[1]);
                 }
             }
         }
         if (more) ch_store_queries<WQ, VEC4>(next, qs + (s ^ 1) * T::QSTAGE, q0, bad);
     }
     if (blockIdx.y == 0) coarse_report_bad(bad_query, query_base, bad);
-    // Accumulator j of block (m, n): query 32 wq + 16 m + g (+ 8 for j ≥ 2), centre 32 wc +
-    // 8 n + 2 t (+ 1 for odd j).
-    const int g = lane / 4, t = lane % 4;
     #pragma unroll
-    for (int n = 0; n < 4; ++n) {
-        #pragma unroll
-        for (int jc = 0; jc < 2; ++jc) {
-            const int cc = c0 + wc * 32 + n * 8 + 2 * t + jc;
-            if (cc >= n_centers) continue;
-            const CoarseAffine af = coarse_affine(metric, center_norms[cc]);
-            const float alpha = af.alpha * inv_scale;
-            #pragma unroll
-            for (int m = 0; m < 2; ++m)
-                #pragma unroll
-                for (int jq = 0; jq < 2; ++jq) {
-                    const int qq = q0 + wq * 32 + 16 * m + g + 8 * jq;
-                    if (qq < nq) scores[(long long)qq * n_centers + cc] = fmaf(alpha, acc[m][n][2 * jq + jc], af.beta);
-                }
-        }
-    }
+    for (int n = 0; n < 4; ++n)
+        coarse_store_blocks<2>(scores, nq, n_centers, metric, center_norms, inv_scale, q0 + wq * 32,
+                               c0 + wc * 32 + n * 8, [&](int m, int j) { return acc[m][n][j]; });
 }
 
 template <int WQ>

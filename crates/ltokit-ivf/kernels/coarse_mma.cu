@@ -147,23 +147,10 @@ __device__ __forceinline__ void cm_scores(CM_PARAMS, float* qs, float* cs)
         }
     }
     if (blockIdx.y == 0) coarse_report_bad(bad_query, query_base, bad);
-    // Accumulator j of block n: query 16 (w % 2) + g (+ 8 for j ≥ 2), centre 32 (w / 2) +
-    // 8 n + 2 t (+ 1 for odd j).
-    const int g = lane / 4, t = lane % 4;
     #pragma unroll
-    for (int n = 0; n < 4; ++n) {
-        #pragma unroll
-        for (int jc = 0; jc < 2; ++jc) {
-            const int c = c0 + (warp / 2) * 32 + n * 8 + 2 * t + jc;
-            if (c >= n_centers) continue;
-            const CoarseAffine af = coarse_affine(metric, center_norms[c]);
-            #pragma unroll
-            for (int jq = 0; jq < 2; ++jq) {
-                const int q = q0 + (warp % 2) * 16 + g + 8 * jq;
-                if (q < nq) scores[(long long)q * n_centers + c] = fmaf(af.alpha, acc[n][2 * jq + jc], af.beta);
-            }
-        }
-    }
+    for (int n = 0; n < 4; ++n)
+        coarse_store_blocks<1>(scores, nq, n_centers, metric, center_norms, 1.f, q0 + (warp % 2) * 16,
+                               c0 + (warp / 2) * 32 + n * 8, [&](int, int j) { return acc[n][j]; });
 }
 
 extern "C" __global__ void __launch_bounds__(CM_THREADS, 5) ivf_coarse_scores_mma_kernel(CM_PARAMS)

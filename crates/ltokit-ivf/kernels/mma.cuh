@@ -1,6 +1,6 @@
 // mma.sync building blocks (sm_80 on) shared by the list-major scan's tensor-core tiles
-// (lmtile.cu) and the coarse search's score matrix (coarse_mma.cu): fragment loads with
-// ldmatrix, and f32 products as 3xTF32.
+// (lmtile.cu) and the coarse search's score matrices (coarse_mma.cu, coarse_h16.cu):
+// fragment loads with ldmatrix, f32 products as 3xTF32, f16 products.
 //
 // A k step is 32 bytes of each row: 8 f32 (m16n8k8 TF32), 16 f16 (m16n8k16) or 32 8-bit
 // values (m16n8k32). ldmatrix hands lane l the 32-bit word (row l / 4, word l % 4) of each
@@ -40,6 +40,15 @@ __device__ __forceinline__ void mma_split(unsigned v, unsigned& big, unsigned& s
 __device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
     asm volatile(
         "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// c += a · b, one m16n8k16 f16 product with f32 accumulation (the coarse search's f16
+// score matrix, kernels/coarse_h16.cu).
+__device__ __forceinline__ void mma_f16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));

@@ -850,6 +850,17 @@ fn a_non_finite_value_past_the_first_batch_or_part_is_named_by_its_own_index() {
     println!("non-finite values past the first batch and part named by their own index (seed {s})");
 }
 
+/// A search of `queries` (k 10, 7 probes) fails, naming query `bad` as non-finite.
+fn assert_search_names_query(engine: &IvfGpu, gindex: &GpuIndex, queries: &Matrix, bad: usize) {
+    let err = gindex
+        .search(engine, queries, 10, 7, &Filter::None)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(&format!("query {bad} has a NaN")),
+        "{err}"
+    );
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn large_batches_score_every_centre_and_find_the_best_lists() {
@@ -910,13 +921,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     let bad = nq - 37;
     values[bad * 40 + 39] = f32::INFINITY;
     let queries = Matrix::from_f32(nq, 40, &values).unwrap();
-    let err = gindex
-        .search(&engine, &queries, 10, 7, &Filter::None)
-        .unwrap_err();
-    assert!(
-        err.to_string().contains(&format!("query {bad} has a NaN")),
-        "{err}"
-    );
+    assert_search_names_query(&engine, &gindex, &queries, bad);
     // And an infinite f16 value past the first batch part, found by the f16 score matrix
     // as it converts (4,000 queries: 128-query tiles; dimension 64: whole groups of four,
     // the vector loads).
@@ -931,13 +936,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
         .flat_map(|&v| half::f16::from_f32(v).to_le_bytes())
         .collect();
     let queries = Matrix::new(DType::F16, nq, 64, bytes).unwrap();
-    let err = gindex
-        .search(&engine, &queries, 10, 7, &Filter::None)
-        .unwrap_err();
-    assert!(
-        err.to_string().contains(&format!("query {bad} has a NaN")),
-        "{err}"
-    );
+    assert_search_names_query(&engine, &gindex, &queries, bad);
     println!(
         "score-matrix coarse search ({matrices:?}): 5 type × dimension shapes × 3 metrics × 3 probe counts match the CPU, and {f16_matrix} searches by the f16 score matrix (64- and 128-query tiles); non-finite f32 and f16 queries named (seed {s})"
     );

@@ -125,11 +125,7 @@ impl<'a> QueryAndCentreArgs<'a> {
         halves: &'l HalfCenters,
         pads: &'l (i32, i32),
     ) -> Launch<'l> {
-        launch
-            .view(queries)
-            .scalar(&self.nq)
-            .scalar(&self.dim)
-            .scalar(&self.metric)
+        self.push_queries(launch, queries)
             .buffer(&halves.halves)
             .buffer(&self.centers.norms)
             .scalar(&self.n)
@@ -145,15 +141,25 @@ impl<'a> QueryAndCentreArgs<'a> {
         launch: Launch<'l>,
         queries: &'l CudaView<'_, T>,
     ) -> Launch<'l> {
+        self.push_queries(launch, queries)
+            .buffer(&self.centers.centers)
+            .buffer(&self.centers.norms)
+            .scalar(&self.n)
+            .scalar(&self.query_base)
+    }
+
+    /// `launch` with what every coarse kernel takes first: the queries, their count,
+    /// dimension and the metric's code.
+    fn push_queries<'l, T: DeviceElem>(
+        &'l self,
+        launch: Launch<'l>,
+        queries: &'l CudaView<'_, T>,
+    ) -> Launch<'l> {
         launch
             .view(queries)
             .scalar(&self.nq)
             .scalar(&self.dim)
             .scalar(&self.metric)
-            .buffer(&self.centers.centers)
-            .buffer(&self.centers.norms)
-            .scalar(&self.n)
-            .scalar(&self.query_base)
     }
 }
 
