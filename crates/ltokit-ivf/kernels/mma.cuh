@@ -24,6 +24,16 @@ __device__ __forceinline__ void mma_ldsm_x2(unsigned& r0, unsigned& r1, const vo
                  : "r"(mma_shared_address(p)));
 }
 
+// A function `name` for c += a · b by one mma.sync of `form` with an f32 accumulator of
+// four registers, A of four and B of two (every form used here).
+#define MMA_M16N8_F32(name, form)                                                               \
+    __device__ __forceinline__ void name(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) { \
+        asm volatile("mma.sync.aligned." form " "                                                \
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"           \
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                            \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));            \
+    }
+
 // 3xTF32 (mma.sync m16n8k8): each operand is split into its TF32 part (the f32 bits with
 // the low 13 mantissa bits cleared) and the rest (exact in f32, which the tensor core
 // truncates to TF32 in turn: |v − big − small| ≤ 2^-20 |v|), and the product is formed as
@@ -37,22 +47,10 @@ __device__ __forceinline__ void mma_split(unsigned v, unsigned& big, unsigned& s
     big = v & 0xffffe000u;
     small = __float_as_uint(__uint_as_float(v) - __uint_as_float(big));
 }
-__device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+MMA_M16N8_F32(mma_tf32, "m16n8k8.row.col.f32.tf32.tf32.f32")
 // c += a · b, one m16n8k16 f16 product with f32 accumulation (the coarse search's f16
 // score matrix, kernels/coarse_h16.cu).
-__device__ __forceinline__ void mma_f16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+MMA_M16N8_F32(mma_f16, "m16n8k16.row.col.f32.f16.f16.f32")
 // An operand of N registers (A: 4, B: 2) split into TF32 parts, once per k step however
 // many products use it.
 template <int N> struct MmaSplit { unsigned big[N], small[N]; };
