@@ -15,9 +15,11 @@
 // Each warp multiplies 32 queries × 32 centres (two A blocks of 16 queries, four B blocks
 // of 8 centres: 16 products a k step for 6 ldmatrix). A block of WQ × 2 warps takes a tile
 // of 32 WQ queries × 64 centres (warp w: queries 32 (w % WQ) …, centres 32 (w / WQ) …):
-// every copy of a centre chunk serves 32 WQ queries — with 32-query tiles the centres'
-// re-reads from L2 (10,000 queries × 256 centres × 784 dimensions: 250 MB a batch) bound
-// the kernel. Dimensions go through in chunks of 32, two shared-memory stages: the
+// every copy of a centre chunk serves 32 WQ queries, a quarter of 32-query tiles' re-reads
+// of the centres from L2 at 128 (250 MB a batch of 10,000 images against 256 centres at
+// 32). Measured on images (ncu, docs/gpu-runs/2026-12-01-s13/): 78 µs at 32 queries, 68
+// at 128 — what is left is latency (two blocks an SM) and a last partial wave, not L2
+// bandwidth. Dimensions go through in chunks of 32, two shared-memory stages: the
 // centres' halves copied with cp.async (their split rows are padded with zeros to whole
 // chunks and whole tiles, so no copy is bounds-checked), the queries loaded into registers
 // four values at a time and converted when stored, after the chunk in hand is multiplied

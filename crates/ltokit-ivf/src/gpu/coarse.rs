@@ -212,10 +212,12 @@ fn half_query_tile(nq: usize, n_centers: usize) -> Option<usize> {
 /// How a large batch's score matrix is multiplied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatrixArith {
-    /// mma.sync on the tensor cores (sm_80 on), tiles of 32 queries × 64 centres, 4 warps:
-    /// f32 queries as 3xTF32 (kernels/coarse_mma.cu; f32's accuracy, mma.cuh), f16 and
-    /// 8-bit queries as two f16 products against the centres' f16 split
-    /// (kernels/coarse_h16.cu; the split holds each centre to 2^-22).
+    /// mma.sync on the tensor cores (sm_80 on): f32 queries as 3xTF32 in tiles of 32
+    /// queries × 64 centres, 4 warps (kernels/coarse_mma.cu; f32's accuracy, mma.cuh);
+    /// f16 and 8-bit queries as two f16 products against the centres' f16 split in tiles
+    /// of 128 or 64 queries × 64 centres where the batch keeps two blocks an SM
+    /// (kernels/coarse_h16.cu; the split holds each centre to 2^-22), else as two TF32
+    /// products in the 32-query tiles.
     TensorCores,
     /// f32 FMA on the CUDA cores, 64 × 64 tiles register-blocked 4 × 4 (kernels/coarse.cu).
     CudaCores,
