@@ -867,7 +867,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     // A batch past MATRIX_MIN_QUERIES takes the score matrix and the separate selection:
     // partial tiles of queries (not a multiple of 32 or 64), centres (601) and dimensions
     // (40 and 37: not a multiple of 32; 37 not of 4, which the tensor-core kernels load
-    // value by value; 136: three 64-dimension chunks of the f16 kernel, the last partial),
+    // value by value; 136: five 32-dimension chunks of the f16 kernel, the last partial),
     // in every query type, every coarse metric and both multiplications of the matrix
     // (tensor cores: 3xTF32 for f32, 2xTF32 for the others at this batch size; CUDA
     // cores). Larger batches of f16 and 8-bit queries take the f16 score matrix against the
