@@ -27,6 +27,13 @@ for s in images:256:2 lowdim-i8:1024:10; do
     echo "ncu $name $b exit $? at $SECONDS s" >> $w/times.txt
   done
 done
+# What bounds the images scan (session 13's note: 32-query tiles at two blocks an SM,
+# about 768 blocks): its stalls, occupancy and waves.
+timeout 90 ncu --clock-control none --cache-control none --section SpeedOfLight --section WarpStateStats \
+  --section Occupancy --section LaunchStats -k 'regex:ivf_lmscan' gpu-run/bin/ltokit-prev ivf search \
+  --index $w/images.ivf --queries $d/images/queries.npy --k 10 --probes 2 --scan list-major \
+  --cache-dir /tmp/ab-cache-prev -o /dev/null > $w/ncu-images-scan.log 2>&1
+echo "ncu images scan exit $? at $SECONDS s" >> $w/times.txt
 for t in device_resident every_variant; do
   left=$((570 - SECONDS)); [ $left -lt 15 ] && { echo "not run: $t" >> $w/tests.txt; continue; }
   ( timeout $left gpu-run/bin/test-ivf-mregs --ignored --test-threads=1 --nocapture $t ) >> $w/tests.txt 2>&1
@@ -35,5 +42,6 @@ done
 cd $w && tar czf $o/ab.tgz --exclude='*/nv' --exclude='*.ivf' . && cd - > /dev/null
 sed -n '/means of the rounds/,$p' $w/summary.txt
 for f in $w/ncu-*.log; do echo "== $f"; grep -E "^  ivf_|Duration" $f | paste - - | awk '{print $1, $(NF)}'; done
+grep -E "Duration|Throughput|Occupancy|Waves|Registers|Warp Cycles|Stall|stall" $w/ncu-images-scan.log | head -30
 grep -E "^test |test result|panicked|not run" $w/tests.txt | cut -c1-250
 cat $w/times.txt
