@@ -2,9 +2,10 @@
 # The first device call of the session after 13 (copy to gpu-run/ and run with gpu-run
 # carried): the GPU tests session 13 could not run on main's final build, then an A/B of
 # the three prepared patches against main, then the ncu durations of the stages they
-# touch. Builds: gpu-run/bin/ltokit-{prev,c3,mregs,sv4} (scripts/gpu-build-variants.sh
+# touch. Builds: gpu-run/bin/ltokit-{prev,c3,mregs,sv4,copy8} (scripts/gpu-build-variants.sh
 # prev= c3=docs/wip/coarse-h16-3blocks.patch mregs=docs/wip/merge-regs.patch
-# sv4=docs/wip/select-vec4.patch; TESTS=1 for mregs' test binary), main's IVF test binary
+# sv4=docs/wip/select-vec4.patch copy8=docs/wip/copy-8-threads.patch; TESTS=1 for mregs'
+# test binary), main's IVF test binary
 # as gpu-run/bin/test-ltokit-ivf-gpu-test.
 set -u
 SECONDS=0
@@ -13,7 +14,7 @@ for t in a_plan_loaded_for_a_narrow large_batches_score; do
   ( timeout 120 gpu-run/bin/test-ltokit-ivf-gpu-test --ignored --test-threads=1 --nocapture $t ) >> $w/tests.txt 2>&1
   echo "main $t exit $? at $SECONDS s" >> $w/times.txt; cp $w/tests.txt $w/times.txt $o/
 done
-SETS="lowdim-i8 images lowdim-f16 lowdim wide-f16 wide-i8" bash scripts/gpu-ab.sh $w prev c3 mregs sv4 > $o/ab.log 2>&1
+SETS="lowdim-i8 images lowdim-f16 lowdim wide-f16 wide-i8" bash scripts/gpu-ab.sh $w prev c3 mregs sv4 copy8 > $o/ab.log 2>&1
 echo "ab at $SECONDS s" >> $w/times.txt
 d=/tmp/bench-data
 for s in images:256:2 lowdim-i8:1024:10; do
