@@ -48,12 +48,18 @@ struct LoadedKernel {
 /// Launches take up to this much dynamic shared memory without raising a kernel's limit.
 const DEFAULT_SHARED_LIMIT: usize = 48 * 1024;
 
-/// Allows `kernel` `shared` bytes of dynamic shared memory where that is past the default.
-fn allow_shared(kernel: &Kernel, shared: usize) -> Result<()> {
-    if shared > DEFAULT_SHARED_LIMIT {
-        kernel.set_max_dynamic_shared_bytes(shared as u32)?;
+impl LoadedKernel {
+    /// Allows the kernel `shared` bytes of dynamic shared memory, where that is more than
+    /// allowed so far (past the default, by raising its limit).
+    fn allow(&mut self, shared: usize) -> Result<()> {
+        if shared > self.shared {
+            if shared > DEFAULT_SHARED_LIMIT {
+                self.kernel.set_max_dynamic_shared_bytes(shared as u32)?;
+            }
+            self.shared = shared;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The ordered background queue of [`KernelSet::prepare_in_background_in_order`].
@@ -95,29 +101,19 @@ impl KernelSet {
         shared: usize,
     ) -> Result<Arc<Kernel>> {
         if let Some(k) = self.loaded.lock().get_mut(plan_name) {
-            if shared > k.shared {
-                allow_shared(&k.kernel, shared)?;
-                k.shared = shared;
-            }
+            k.allow(shared)?;
             return Ok(Arc::clone(&k.kernel));
         }
         let handle = PlanHandle::new(self.bundle.plan(plan_name, self.target)?);
         let module = self.cache.get_handle(&handle)?;
         let kernel = Arc::new(module.kernel(handle.plan().kernel(), signature)?);
-        allow_shared(&kernel, shared)?;
         let mut loaded = self.loaded.lock();
-        // Another thread may have loaded the plan meanwhile: keep the larger allowance on
-        // the kernel kept, and hand out that one.
+        // Another thread may have loaded the plan meanwhile: the kernel kept is the one
+        // handed out, allowed what this call asks too.
         let kept = loaded
             .entry(plan_name.to_string())
-            .or_insert_with(|| LoadedKernel {
-                kernel: Arc::clone(&kernel),
-                shared,
-            });
-        if shared > kept.shared {
-            allow_shared(&kept.kernel, shared)?;
-            kept.shared = shared;
-        }
+            .or_insert_with(|| LoadedKernel { kernel, shared: 0 });
+        kept.allow(shared)?;
         Ok(Arc::clone(&kept.kernel))
     }
 
