@@ -273,9 +273,8 @@ fn largest_block(
     kernel: LmKernel,
     shared: SharedMemory,
 ) -> Result<usize> {
-    let most = max_queries_per_tile(capacity(k)?);
     let mut largest = 0;
-    for qt in [16, 32, 64].into_iter().filter(|&qt| qt <= most) {
+    for qt in tile::queries_per_tile_choices(capacity(k)?) {
         largest = largest.max(block_layout(tile, dim, k, qt, kernel, shared)?.shared_bytes);
     }
     Ok(largest.min(shared.per_block))

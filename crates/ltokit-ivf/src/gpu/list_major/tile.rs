@@ -115,6 +115,13 @@ pub fn max_queries_per_tile(cap: usize) -> usize {
     }
 }
 
+/// Every queries-per-tile a scan of top-k capacity `cap` may run with: 16, 32 and 64, up
+/// to [`max_queries_per_tile`].
+pub(crate) fn queries_per_tile_choices(cap: usize) -> impl Iterator<Item = usize> {
+    let most = max_queries_per_tile(cap);
+    [16, 32, 64].into_iter().filter(move |&qt| qt <= most)
+}
+
 /// Queries per tile for a batch of `n_pairs` (query, probe) pairs over `n_lists` lists:
 /// enough to share each list's reads among many queries, few enough that the last,
 /// partial tile of a list does not multiply mostly empty slots (16 slots when lists get
@@ -284,8 +291,7 @@ fn wide_room_keeps_blocks(
         return Ok(false);
     }
     let registers = LmKernel::Plain { wide_room: false }.register_blocks(capacity(k)?);
-    let most = max_queries_per_tile(capacity(k)?);
-    for qt in [16, 32, 64].into_iter().filter(|&qt| qt <= most) {
+    for qt in queries_per_tile_choices(capacity(k)?) {
         let narrow = block_bytes(tile, dim, k, qt, RowCopy::Registers { wide_room: false })?;
         let wide = block_bytes(tile, dim, k, qt, RowCopy::Registers { wide_room: true })?;
         if wide > shared.per_block
