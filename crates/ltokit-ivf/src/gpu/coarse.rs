@@ -246,22 +246,53 @@ impl MatrixArith {
         }
     }
 
-    /// The score kernel's plan for `nq` queries of `dtype` over `n_centers` centres.
-    fn plan(self, dtype: DType, shape: (usize, usize)) -> String {
-        match (self, self.half_tile(dtype, shape)) {
-            (_, Some(tile)) => format!("coarse_scores_h16_q{tile}_{}", dtype.name()),
-            (MatrixArith::TensorCores, None) => format!("coarse_scores_mma_{}", dtype.name()),
-            (MatrixArith::CudaCores, None) => format!("coarse_scores_{}", dtype.name()),
+    /// The score kernel for `nq` queries of `dtype` over `n_centers` centres: its plan,
+    /// parameters and tile follow the matrix's part ([`matrix_part`]).
+    fn score_kernel(self, dtype: DType, (nq, n_centers): (usize, usize)) -> ScoreKernel {
+        let name = dtype.name();
+        match (
+            self,
+            self.half_tile(dtype, (matrix_part(nq, n_centers), n_centers)),
+        ) {
+            (_, Some(tq)) => ScoreKernel {
+                plan: format!("coarse_scores_h16_q{tq}_{name}"),
+                signature: SCORES_H16_SIGNATURE,
+                tile: (tq, HALF_CENTER_TILE, (tq / 32 * 64) as u32),
+                halves: true,
+            },
+            (MatrixArith::TensorCores, None) => ScoreKernel {
+                plan: format!("coarse_scores_mma_{name}"),
+                signature: SCORES_SIGNATURE,
+                tile: (32, 64, 128),
+                halves: false,
+            },
+            (MatrixArith::CudaCores, None) => ScoreKernel {
+                plan: format!("coarse_scores_{name}"),
+                signature: SCORES_SIGNATURE,
+                tile: (64, 64, 256),
+                halves: false,
+            },
         }
     }
+}
 
-    /// (queries, centres) of a block's tile for `nq` queries of `dtype` over `n_centers`
-    /// centres, and its threads.
-    fn tile(self, dtype: DType, shape: (usize, usize)) -> (usize, usize, u32) {
-        match (self, self.half_tile(dtype, shape)) {
-            (_, Some(tq)) => (tq, HALF_CENTER_TILE, (tq / 32 * 64) as u32),
-            (MatrixArith::TensorCores, None) => (32, 64, 128),
-            (MatrixArith::CudaCores, None) => (64, 64, 256),
+/// The score-matrix kernel of one shape ([`MatrixArith::score_kernel`]).
+struct ScoreKernel {
+    plan: String,
+    signature: &'static [Param],
+    /// (queries, centres) of a block's tile, and its threads.
+    tile: (usize, usize, u32),
+    /// Whether it multiplies against the centres' f16 split (kernels/coarse_h16.cu).
+    halves: bool,
+}
+
+impl ScoreKernel {
+    /// The kernel to load.
+    fn spec(&self) -> KernelSpec {
+        KernelSpec {
+            plan: self.plan.clone(),
+            signature: self.signature,
+            shared: 0,
         }
     }
 }
@@ -342,24 +373,18 @@ fn matrix_kernels(
     matrix: MatrixArith,
 ) -> Result<[KernelSpec; 2]> {
     Ok([
-        KernelSpec {
-            plan: matrix.plan(dtype, (matrix_part(nq, n_centers), n_centers)),
-            signature: if matrix
-                .half_tile(dtype, (matrix_part(nq, n_centers), n_centers))
-                .is_some()
-            {
-                SCORES_H16_SIGNATURE
-            } else {
-                SCORES_SIGNATURE
-            },
-            shared: 0,
-        },
-        KernelSpec {
-            plan: format!("coarse_select_c{}", capacity(n_probes)?),
-            signature: SELECT_SIGNATURE,
-            shared: 0,
-        },
+        matrix.score_kernel(dtype, (nq, n_centers)).spec(),
+        select_kernel(n_probes)?,
     ])
+}
+
+/// The selection of `n_probes` from a row of the score matrix.
+fn select_kernel(n_probes: usize) -> Result<KernelSpec> {
+    Ok(KernelSpec {
+        plan: format!("coarse_select_c{}", capacity(n_probes)?),
+        signature: SELECT_SIGNATURE,
+        shared: 0,
+    })
 }
 
 /// The coarse-search kernel for `dim`-dimensional queries of `dtype` and `n_probes` probes.
@@ -500,13 +525,12 @@ impl IvfGpu {
         // The kernel and tile of the batch size the caller planned for, which may be
         // larger than this batch.
         let planned = q.planned.max(nq);
-        let [scores_spec, select_spec] =
-            matrix_kernels(dtype, n_probes, (planned, n), matrix_arith)?;
-        let tile_shape = (matrix_part(planned, n), n);
-        let (tile_queries, tile_centers, threads) = matrix_arith.tile(dtype, tile_shape);
+        let score_kernel = matrix_arith.score_kernel(dtype, (planned, n));
+        let select_spec = select_kernel(n_probes)?;
+        let (tile_queries, tile_centers, threads) = score_kernel.tile;
         let scores_k = self
             .kernels
-            .kernel(&scores_spec.plan, scores_spec.signature, 0)?;
+            .kernel(&score_kernel.plan, score_kernel.signature, 0)?;
         let select_k = self
             .kernels
             .kernel(&select_spec.plan, select_spec.signature, 0)?;
@@ -516,10 +540,10 @@ impl IvfGpu {
         let mut scratch = self.coarse_scratch.lock();
         let matrix = scratch.matrix.at_least(gpu, part * n)?;
         let (n_i, probes_i) = (n as i32, n_probes as i32);
-        let halves = match (matrix_arith.half_tile(dtype, tile_shape), &centers.halves) {
-            (None, _) => None,
-            (Some(_), Some(h)) => Some((h, (h.dim_pad as i32, h.n_pad as i32))),
-            (Some(_), None) => {
+        let halves = match (score_kernel.halves, &centers.halves) {
+            (false, _) => None,
+            (true, Some(h)) => Some((h, (h.dim_pad as i32, h.n_pad as i32))),
+            (true, None) => {
                 return Err(Error::InvalidArgument(format!(
                     "these centres were uploaded for f32 queries; upload them for {dtype:?} queries (DeviceCenters::upload) to search {dtype:?} queries"
                 )))
@@ -623,18 +647,13 @@ mod tests {
         // The plans the bundle names (kernels/bundle.json); the tensor-core tiles give a
         // 1,000 × 256 batch twice the blocks (128 against 64, of the H200's 132 SMs).
         let images = (10_000, 256);
-        assert_eq!(
-            TensorCores.plan(DType::U8, images),
-            "coarse_scores_h16_q128_u8"
-        );
-        assert!(TensorCores.half_tile(DType::U8, images).is_some());
-        assert_eq!(
-            TensorCores.plan(DType::F32, images),
-            "coarse_scores_mma_f32"
-        );
-        assert_eq!(CudaCores.plan(DType::F16, images), "coarse_scores_f16");
+        let plan = |a: MatrixArith, dtype| a.score_kernel(dtype, images).plan;
+        assert_eq!(plan(TensorCores, DType::U8), "coarse_scores_h16_q128_u8");
+        assert!(TensorCores.score_kernel(DType::U8, images).halves);
+        assert_eq!(plan(TensorCores, DType::F32), "coarse_scores_mma_f32");
+        assert_eq!(plan(CudaCores, DType::F16), "coarse_scores_f16");
         let blocks = |a: MatrixArith| {
-            let (tq, tc, _) = a.tile(DType::F32, (1000, 256));
+            let (tq, tc, _) = a.score_kernel(DType::F32, (1000, 256)).tile;
             1000usize.div_ceil(tq) * 256usize.div_ceil(tc)
         };
         assert_eq!((blocks(TensorCores), blocks(CudaCores)), (128, 64));
@@ -656,10 +675,8 @@ mod tests {
         assert_eq!(half_query_tile(1_000, 1024), None);
         assert_eq!(half_query_tile(1_000, 256), None);
         let plans = |dtype, shape| {
-            (
-                TensorCores.plan(dtype, shape),
-                TensorCores.tile(dtype, shape),
-            )
+            let scores = TensorCores.score_kernel(dtype, shape);
+            (scores.plan, scores.tile)
         };
         assert_eq!(
             plans(DType::I8, (1_000, 1024)),
@@ -675,7 +692,10 @@ mod tests {
         );
         // f32 queries and the CUDA cores never take it.
         assert_eq!(plans(DType::F32, (10_000, 256)).0, "coarse_scores_mma_f32");
-        assert_eq!(CudaCores.plan(DType::U8, (10_000, 256)), "coarse_scores_u8");
+        assert_eq!(
+            CudaCores.score_kernel(DType::U8, (10_000, 256)).plan,
+            "coarse_scores_u8"
+        );
     }
 
     #[test]
