@@ -203,6 +203,11 @@ __device__ __forceinline__ void ch_kernel(CH_PARAMS)
 extern "C" __global__ void __launch_bounds__(128, 4) ivf_coarse_scores_h16_q64_kernel(CH_PARAMS) {
     ch_kernel<2>(CH_ARGS);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) ivf_coarse_scores_h16_q128_kernel(CH_PARAMS) {
+// Three blocks an SM (80 registers, a 32-byte spill: the next chunk's query values kept
+// across the multiply): 10,000 images against 256 centres are 316 blocks, one wave of 396
+// instead of 1.2 of 264. Measured on the H200 (session 14, `1-wip-ab/`, against two an
+// SM): images × 2 score matrix 68.0 → 52.0 µs (ncu), device QPS +1.2 to +5.5 % at batch
+// 10,000; the 128-dimension sets within ±1 %.
+extern "C" __global__ void __launch_bounds__(256, 3) ivf_coarse_scores_h16_q128_kernel(CH_PARAMS) {
     ch_kernel<4>(CH_ARGS);
 }

@@ -2,8 +2,9 @@
 // for the list-major scan. Three kernels, in this order on one stream, after `counts`
 // (n_lists ints) was zeroed:
 //   ivf_group_count_kernel   — pairs per list (atomics);
-//   ivf_group_offsets_kernel — one block: list_start and tile_start (exclusive prefix
-//                              sums of the counts and of ⌈count / qt⌉; n_lists + 1 each)
+//   ivf_group_offsets_kernel — one block: list_start (exclusive prefix sums of the
+//                              counts, by list number), tile_start (of ⌈count / qt⌉, by
+//                              rank in `order`: the lists longest first; n_lists + 1 each)
 //                              and the fill cursors;
 //   ivf_group_fill_kernel    — each pair's number (query × n_probes + slot) at its list's
 //                              cursor. The order within a list does not matter: each
@@ -43,7 +44,7 @@ __device__ __forceinline__ int group_block_scan(int v, int* warp_sums, int* tota
 }
 
 extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
-    const int* __restrict__ counts, int n_lists, int qt,
+    const int* __restrict__ counts, int n_lists, int qt, const int* __restrict__ order,
     int* __restrict__ list_start, int* __restrict__ tile_start, int* __restrict__ cursor)
 {
     __shared__ int warp_sums[32];
@@ -51,15 +52,17 @@ extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
     const int per = (n_lists + blockDim.x - 1) / blockDim.x;
     const int begin = min(n_lists, threadIdx.x * per), end = min(n_lists, begin + per);
     int pairs = 0, tiles = 0;
-    for (int l = begin; l < end; ++l) { pairs += counts[l]; tiles += (counts[l] + qt - 1) / qt; }
+    for (int l = begin; l < end; ++l) { pairs += counts[l]; tiles += (counts[order[l]] + qt - 1) / qt; }
     int p = group_block_scan(pairs, warp_sums, &totals[0]);
     int t = group_block_scan(tiles, warp_sums, &totals[1]);
     for (int l = begin; l < end; ++l) {
         list_start[l] = p;
         cursor[l] = p;
-        tile_start[l] = t;
         p += counts[l];
-        t += (counts[l] + qt - 1) / qt;
+        // Rank l: the tiles of the l-th longest list start here, so that the blocks of the
+        // longest lists start first and the short ones fill the last wave.
+        tile_start[l] = t;
+        t += (counts[order[l]] + qt - 1) / qt;
     }
     if (threadIdx.x == 0) { list_start[n_lists] = totals[0]; tile_start[n_lists] = totals[1]; }
 }

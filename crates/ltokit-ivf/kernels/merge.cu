@@ -1,7 +1,8 @@
 // Entry fragment: final top-k of each query over its candidates (n_cand a query), reported
-// through the metric's ivf_report (e.g. sqrt for L2). Three kernels: ivf_merge_c<CAP>_kernel,
-// one warp per query keeping a running top-k (one kernel per top-k capacity), for large
-// batches; and for small batches, where one query's merge is the latency, a block per
+// through the metric's ivf_report (e.g. sqrt for L2). Four kernels: for large batches a
+// warp per query, its running top-k in registers for k ≤ 32 (ivf_merge_regs_kernel, eight
+// queries a block) or in shared memory (ivf_merge_c<CAP>_kernel, one kernel per top-k
+// capacity); and for small batches, where one query's merge is the latency, a block per
 // query: ivf_merge_warps_kernel (k ≤ 32) with each warp's best 32 in registers, merged
 // over the block in a tree, and ivf_merge_sort_kernel (larger k) sorting all candidates
 // in shared memory (bitonic; up to IVF_SORT_MAX).
@@ -145,6 +146,49 @@ extern "C" __global__ void __launch_bounds__(32 * IVF_WMERGE_WARPS) ivf_merge_wa
         __syncthreads();
     }
     if (warp == 0 && lane < k) {
+        // As the other merges: an infinite score is no neighbour.
+        const bool found = id >= 0 && d < inf;
+        out_d[(long long)qi * k + lane] = found ? ivf_report(d) : inf;
+        out_id[(long long)qi * k + lane] = found ? id : -1;
+    }
+}
+
+#define IVF_RMERGE_WARPS 8  // merge.rs REGS_MERGE_QUERIES_PER_BLOCK
+
+// Large batches, k ≤ 32: warp w of block b takes query b · IVF_RMERGE_WARPS + w and keeps
+// its best 32 in registers (lane j: entry j, warpsort.cuh). Its candidates come 32 at a
+// time, the next round loading while this one is merged: a round where many beat the k-th
+// is sorted and merged at once (the first, while the list is empty), one with a few
+// inserts them one by one, one with none is skipped.
+extern "C" __global__ void __launch_bounds__(32 * IVF_RMERGE_WARPS) ivf_merge_regs_kernel(IVF_MERGE_PARAMS, int nq)
+{
+    const int lane = threadIdx.x % 32;
+    const int qi = blockIdx.x * IVF_RMERGE_WARPS + threadIdx.x / 32;
+    if (qi >= nq) return;
+    const float inf = __int_as_float(0x7f800000);
+    const float* cd = cand_d + (long long)qi * n_cand;
+    const long long* ci = cand_id + (long long)qi * n_cand;
+    float d = inf;
+    long long id = -1;
+    float kth = inf;
+    float next_s = lane < n_cand ? cd[lane] : inf;
+    long long next_id = lane < n_cand ? ci[lane] : -1;
+    for (int base = 0; base < n_cand; base += 32) {
+        float s = next_id >= 0 ? next_s : inf;
+        long long sid = next_id >= 0 ? next_id : -1;
+        const int j = base + 32 + lane;
+        next_s = j < n_cand ? cd[j] : inf;
+        next_id = j < n_cand ? ci[j] : -1;
+        const int passing = __popc(__ballot_sync(WS_FULL, s < kth));
+        if (passing >= WS_MANY) {
+            ws_sort32(s, sid, lane);
+            ws_merge32(d, id, s, sid, lane);
+            kth = __shfl_sync(WS_FULL, d, k - 1);
+        } else if (passing > 0) {
+            kth = ws_offer(d, id, k, lane, kth, inf, s, sid);
+        }
+    }
+    if (lane < k) {
         // As the other merges: an infinite score is no neighbour.
         const bool found = id >= 0 && d < inf;
         out_d[(long long)qi * k + lane] = found ? ivf_report(d) : inf;

@@ -48,7 +48,8 @@ const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::I32,                            // step buffers
         Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
         Param::Buffer(Elem::I32, Extent::Any), // list_start
-        Param::Buffer(Elem::I32, Extent::Any), // tile_start
+        Param::Buffer(Elem::I32, Extent::Any), // tile_start, by rank
+        Param::Buffer(Elem::I32, Extent::Any), // list_order (DeviceLists)
         Param::I32,                            // n_lists
     ],
     [
@@ -129,11 +130,13 @@ const GROUP_FILL_SIGNATURE: &[Param] = &[
     Param::BufferMut(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
 ];
-/// `ivf_group_offsets`: counts, n_lists, queries per tile, list_start, tile_start, cursors.
+/// `ivf_group_offsets`: counts, n_lists, queries per tile, the lists longest first,
+/// list_start, tile_start (by rank in that order), cursors.
 const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I32, Extent::Any),
     Param::I32,
     Param::I32,
+    Param::Buffer(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
@@ -389,11 +392,13 @@ impl IvfGpu {
             .buffer(counts)
             .scalar(&n_lists_i)
             .scalar(&qt_i)
+            .buffer(&lists.list_order)
             .buffer_mut(list_start)
             .buffer_mut(tile_start)
             .buffer_mut(cursor);
-        // SAFETY: reads n_lists counts, writes n_lists + 1 list and tile starts and n_lists
-        // cursors, the lengths allocated above.
+        // SAFETY: reads n_lists counts and the n_lists entries of list_order (a permutation
+        // of the list numbers, DeviceLists), writes n_lists + 1 list and tile starts and
+        // n_lists cursors, the lengths allocated above.
         unsafe { launch.run() }?;
         let launch = Launch::on(stream, &fill_k, elementwise)
             .view(&b.probes)
@@ -458,6 +463,7 @@ impl IvfGpu {
             .buffer(pairs)
             .buffer(list_start)
             .buffer(tile_start)
+            .buffer(&lists.list_order)
             .scalar(&n_lists_i);
         let launch = b
             .list_and_filter_args(launch, &elem, &base, &k_i)
