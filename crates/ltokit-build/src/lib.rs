@@ -97,24 +97,30 @@ pub fn emit_rerun_if_changed(report: &BuildReport) {
 /// Where a crate's kernel bundle came from (see [`build_or_prebuilt`]).
 #[derive(Debug, Clone)]
 pub enum Provenance {
-    /// Compiled (or reused fragment by fragment) with NVRTC now.
+    /// Compiled (or reused fragment by fragment) with NVRTC now: the checked-in bundle
+    /// was stale or absent.
     Built(BuildReport),
-    /// NVRTC is absent: the checked-in prebuilt bundle, verified fresh against the spec
-    /// and its sources, was copied.
+    /// The checked-in prebuilt bundle, verified fresh against the spec and its sources,
+    /// was copied.
     Prebuilt {
         /// The prebuilt bundle used.
         prebuilt: PathBuf,
-        /// Why NVRTC could not be used.
+        /// Why it was used: it matches the sources, or NVRTC could not be loaded.
         why: String,
     },
 }
 
-/// For `build.rs`: builds the bundle of `spec_path` into `output` when NVRTC can be
-/// loaded, starting from the checked-in `prebuilt` bundle so that unchanged fragments
-/// are reused rather than recompiled; without NVRTC, copies `prebuilt` after checking
-/// with [`check_prebuilt`] that it was made from the current spec and sources. Either
-/// way it prints the `cargo:rerun-if-*` lines, and a `cargo:warning` when it used the
-/// prebuilt bundle or found it stale.
+/// For `build.rs`: provides the bundle of `spec_path` in `output`. Where the checked-in
+/// `prebuilt` bundle was made from the current spec and sources ([`check_prebuilt`]),
+/// it is copied as it is, NVRTC or not: plans are keyed by their fragments' bytes, and
+/// NVRTC's bytes also depend on how the include folders are named (a build here and
+/// `ltokit bundle build` from the repository root differ by a few bytes), so compiling
+/// again would leave every warmed cache and provider built from the checked-in bundle
+/// missing the plans of the recompiled fragments. Where it is stale, the bundle is built
+/// with NVRTC into `output`, starting from the prebuilt one so that unchanged fragments
+/// are reused rather than recompiled; without NVRTC a stale prebuilt bundle is an error.
+/// Either way it prints the `cargo:rerun-if-*` lines, and a `cargo:warning` when it
+/// found the prebuilt bundle stale or could not compile.
 pub fn build_or_prebuilt(
     spec_path: &Path,
     prebuilt: &Path,
@@ -128,30 +134,33 @@ pub fn build_or_prebuilt(
         }
         std::fs::copy(prebuilt, output).map_err(|e| Error::io(output, e))
     };
+    let stale = match check_prebuilt(spec_path, prebuilt) {
+        Ok(report) => {
+            emit_rerun_if_changed(&report);
+            copy()?;
+            return Ok(Provenance::Prebuilt {
+                prebuilt: prebuilt.to_path_buf(),
+                why: "it matches the current spec and sources".into(),
+            });
+        }
+        Err(stale) => stale,
+    };
     match Nvrtc::get() {
         Ok(_) => {
-            if !output.exists() && prebuilt.is_file() {
+            if prebuilt.is_file() {
                 copy()?;
             }
             let report = build_bundle(spec_path, output, jobs)?;
             emit_rerun_if_changed(&report);
-            if let Err(e) = check_prebuilt(spec_path, prebuilt) {
-                println!("cargo:warning={e}");
-            }
+            println!("cargo:warning={stale}");
             Ok(Provenance::Built(report))
         }
         Err(why) => {
-            let report = check_prebuilt(spec_path, prebuilt)?;
-            emit_rerun_if_changed(&report);
-            copy()?;
             println!(
-                "cargo:warning=NVRTC is not available, so the kernels were not compiled: using the prebuilt bundle {} (checked: it matches the current sources)",
-                prebuilt.display()
+                "cargo:warning=NVRTC is not available ({why}), so the kernels cannot be compiled"
             );
-            Ok(Provenance::Prebuilt {
-                prebuilt: prebuilt.to_path_buf(),
-                why: why.to_string(),
-            })
+            // Names what changed since the prebuilt bundle was made.
+            Err(stale)
         }
     }
 }

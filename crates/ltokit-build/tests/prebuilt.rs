@@ -151,3 +151,39 @@ fn a_fragment_compiled_for_a_newer_target_links_only_where_its_plans_allow() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_fresh_prebuilt_bundle_is_provided_byte_for_byte_and_a_stale_one_rebuilt() {
+    if ltokit_demo::skip_without_toolkit() {
+        return;
+    }
+    let dir = scratch("provide");
+    let spec = demo_spec(&dir);
+    let prebuilt = dir.join("prebuilt.ltkb");
+    ltokit_build::build_bundle(&spec, &prebuilt, 2).unwrap();
+    // An output left by an earlier build is replaced by the checked-in bundle itself, so
+    // that caches warmed from it hit: NVRTC is not run again.
+    let out_dir = dir.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let out = out_dir.join("bundle.ltkb");
+    std::fs::write(&out, b"an earlier build's bundle").unwrap();
+    let provided = ltokit_build::build_or_prebuilt(&spec, &prebuilt, &out, 2).unwrap();
+    assert!(matches!(
+        provided,
+        ltokit_build::Provenance::Prebuilt { .. }
+    ));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&prebuilt).unwrap()
+    );
+
+    // A source edit: the prebuilt bundle is stale, so the bundle is built with NVRTC and
+    // matches the edited sources.
+    let transform = dir.join("transform.cu");
+    let original = std::fs::read_to_string(&transform).unwrap();
+    std::fs::write(&transform, format!("{original}\n// edited\n")).unwrap();
+    let provided = ltokit_build::build_or_prebuilt(&spec, &prebuilt, &out, 2).unwrap();
+    assert!(matches!(provided, ltokit_build::Provenance::Built(_)));
+    ltokit_build::check_prebuilt(&spec, &out).unwrap();
+    assert!(ltokit_build::check_prebuilt(&spec, &prebuilt).is_err());
+}
