@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Downloads cuVS 26.10 for CUDA 13 (Python 3.12 wheels, what the GPU machine runs) and the
-# wheels it needs from PyPI, and cuts them into chunks of 55 MiB, each small enough to
-# travel in one device call beside the repository (the limit is 64 MiB a call).
+# wheels it needs from PyPI, and cuts them into chunks of 40 MiB, each small enough to
+# travel in one device call beside the repository (the limit is 64 MiB a call, the
+# working tree included; 55 MiB chunks were refused in session 14).
 # usage: scripts/fetch-cuvs.sh [OUT_DIR]      (default cuvs-chunks/, git-ignored)
 # Then send the chunks one per call, back to back while the machine is warm:
-#   device run, carry ["cuvs-chunks/pN"]:  mkdir -p /root/cuvs && cp cuvs-chunks/pN /root/cuvs/
+#   device run, carry ["cuvs-chunks/pNN"]:  mkdir -p /root/cuvs && cp cuvs-chunks/pNN /root/cuvs/
 # and run scripts/gpu-bench-vs-cuvs.sh in the next call (it unpacks and installs them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,5 +20,5 @@ python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3
   librmm-cu13==26.10.0 rmm-cu13==26.10.0 libkvikio-cu13==26.10.0 rapids-logger==0.3.0 nvidia-nvjitlink==13.3.33
 mkdir -p "$out"
 rm -f "$out"/p*
-(cd "$tmp" && tar cf - ./*.whl) | split -b 55m -d -a 1 - "$out/p"
+(cd "$tmp" && tar cf - ./*.whl) | split -b 40m -d -a 2 - "$out/p"
 ls -la "$out"

@@ -1,7 +1,8 @@
 //! Provides the IVF-Flat kernel bundle (LTO-IR fragments) that the crate embeds with
-//! `include_bytes!`: compiled by ltokit-build with NVRTC when the CUDA compiler libraries
-//! are installed, else the checked-in `kernels/prebuilt/ivf.ltkb`, after checking that it
-//! matches the current sources (so a machine without NVRTC still builds).
+//! `include_bytes!`: the checked-in `kernels/prebuilt/ivf.ltkb` where it matches the
+//! current sources (so a machine without NVRTC still builds, and every build embeds the
+//! bytes the providers and warmed caches were made from), else compiled by ltokit-build
+//! with NVRTC when the CUDA compiler libraries are installed.
 
 use std::path::{Path, PathBuf};
 
