@@ -13,27 +13,27 @@ use ltokit::{Error, Result};
 use super::{capacity, IvfGpu, KernelSpec};
 use crate::metric::Metric;
 
-/// `ivf_merge`'s parameters: candidate scores and ids, candidates per query, k, and the
-/// outputs.
-const MERGE_SIGNATURE: &[Param] = &[
-    Param::Buffer(Elem::F32, Extent::Any),
-    Param::Buffer(Elem::I64, Extent::Any),
-    Param::I32,
-    Param::I32,
-    Param::BufferMut(Elem::F32, Extent::Any),
-    Param::BufferMut(Elem::I64, Extent::Any),
-];
+/// A merge kernel's parameters: candidate scores and ids, candidates per query, k, the
+/// outputs, then the kernel's own.
+macro_rules! merge_signature {
+    ($($own:expr),* $(,)?) => {
+        &[
+            Param::Buffer(Elem::F32, Extent::Any),
+            Param::Buffer(Elem::I64, Extent::Any),
+            Param::I32,
+            Param::I32,
+            Param::BufferMut(Elem::F32, Extent::Any),
+            Param::BufferMut(Elem::I64, Extent::Any),
+            $($own,)*
+        ]
+    };
+}
+
+/// `ivf_merge`'s parameters.
+const MERGE_SIGNATURE: &[Param] = merge_signature!();
 
 /// `ivf_merge_regs`'s parameters: [`MERGE_SIGNATURE`]'s, then the batch's query count.
-const MERGE_REGS_SIGNATURE: &[Param] = &[
-    Param::Buffer(Elem::F32, Extent::Any),
-    Param::Buffer(Elem::I64, Extent::Any),
-    Param::I32,
-    Param::I32,
-    Param::BufferMut(Elem::F32, Extent::Any),
-    Param::BufferMut(Elem::I64, Extent::Any),
-    Param::I32,
-];
+const MERGE_REGS_SIGNATURE: &[Param] = merge_signature!(Param::I32);
 
 /// Queries (a warp each) of a block of the register merge (`IVF_RMERGE_WARPS` in
 /// merge.cu).
