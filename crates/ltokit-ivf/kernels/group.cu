@@ -4,8 +4,8 @@
 //   ivf_group_count_kernel   — pairs per list (atomics);
 //   ivf_group_offsets_kernel — one block: list_start (exclusive prefix sums of the
 //                              counts, by list number), tile_start (of ⌈count / qt⌉, by
-//                              rank in `order`: the lists longest first; n_lists + 1 each)
-//                              and the fill cursors;
+//                              rank in `order`: the lists longest first; n_lists + 1 each),
+//                              the rank of every tile (tile_rank) and the fill cursors;
 //   ivf_group_fill_kernel    — each pair's number (query × n_probes + slot) at its list's
 //                              cursor. The order within a list does not matter: each
 //                              pair's candidates are computed on their own.
@@ -45,7 +45,8 @@ __device__ __forceinline__ int group_block_scan(int v, int* warp_sums, int* tota
 
 extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
     const int* __restrict__ counts, int n_lists, int qt, const int* __restrict__ order,
-    int* __restrict__ list_start, int* __restrict__ tile_start, int* __restrict__ cursor)
+    int* __restrict__ list_start, int* __restrict__ tile_start, int* __restrict__ tile_rank,
+    int* __restrict__ cursor)
 {
     __shared__ int warp_sums[32];
     __shared__ int totals[2];
@@ -62,7 +63,13 @@ extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
         // Rank l: the tiles of the l-th longest list start here, so that the blocks of the
         // longest lists start first and the short ones fill the last wave.
         tile_start[l] = t;
-        t += (counts[order[l]] + qt - 1) / qt;
+        // And the rank of each of its tiles, so that a scan block finds its list with one
+        // load instead of a binary search of dependent loads. Measured on the H200
+        // (session 14, `6-tile-rank-ab/`, same call, two rounds): device QPS +0.4 to
+        // +2.5 % at batch 10,000 on images, i8 and f16, −0.7 to +2.2 % at 1,000.
+        const int tiles_l = (counts[order[l]] + qt - 1) / qt;
+        for (int j = 0; j < tiles_l; ++j) tile_rank[t + j] = l;
+        t += tiles_l;
     }
     if (threadIdx.x == 0) { list_start[n_lists] = totals[0]; tile_start[n_lists] = totals[1]; }
 }

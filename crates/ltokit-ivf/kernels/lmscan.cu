@@ -27,12 +27,13 @@
     const unsigned char* __restrict__ queries, int dim, int veclen, int n_probes, int qt,       \
     int step_buffers,                                                                           \
     const int* __restrict__ pairs, const int* __restrict__ list_start,                          \
-    const int* __restrict__ tile_start, const int* __restrict__ list_order, int n_lists,        \
+    const int* __restrict__ tile_start, const int* __restrict__ tile_rank,                      \
+    const int* __restrict__ list_order, int n_lists,                                            \
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset, \
     const int* __restrict__ list_size, const long long* __restrict__ ids,                       \
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,            \
     int k, unsigned int* __restrict__ bound, float* __restrict__ out_d, long long* __restrict__ out_id
-#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, step_buffers, pairs, list_start, tile_start, list_order, n_lists, \
+#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, step_buffers, pairs, list_start, tile_start, tile_rank, list_order, n_lists, \
     data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, bound, out_d, out_id
 
 // Candidate j of slot i's kept rows (n of them, counted from row `base` of a list of
@@ -56,14 +57,10 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
 {
     const int tile = blockIdx.x;
     if (tile >= tile_start[n_lists]) return;
-    // The rank of the list whose tiles include this one: the last r with tile_start[r] <= tile.
-    int lo = 0, hi = n_lists - 1;
-    while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (tile_start[mid] <= tile) lo = mid; else hi = mid - 1;
-    }
-    const int list = list_order[lo];
-    const int first = list_start[list] + (tile - tile_start[lo]) * qt;
+    // The rank of the list whose tiles include this one (group.cu).
+    const int rank = tile_rank[tile];
+    const int list = list_order[rank];
+    const int first = list_start[list] + (tile - tile_start[rank]) * qt;
     const int count = min(qt, list_start[list + 1] - first);
 
     extern __shared__ __align__(128) unsigned char smem_raw[];

@@ -49,6 +49,7 @@ const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
         Param::Buffer(Elem::I32, Extent::Any), // list_start
         Param::Buffer(Elem::I32, Extent::Any), // tile_start, by rank
+        Param::Buffer(Elem::I32, Extent::Any), // tile_rank
         Param::Buffer(Elem::I32, Extent::Any), // list_order (DeviceLists)
         Param::I32,                            // n_lists
     ],
@@ -131,12 +132,13 @@ const GROUP_FILL_SIGNATURE: &[Param] = &[
     Param::BufferMut(Elem::I32, Extent::Any),
 ];
 /// `ivf_group_offsets`: counts, n_lists, queries per tile, the lists longest first,
-/// list_start, tile_start (by rank in that order), cursors.
+/// list_start, tile_start (by rank in that order), each tile's rank, cursors.
 const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I32, Extent::Any),
     Param::I32,
     Param::I32,
     Param::Buffer(Elem::I32, Extent::Any),
+    Param::BufferMut(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
@@ -289,6 +291,8 @@ pub(crate) struct PairGroups {
     counts: Buffer<i32>,
     list_start: Buffer<i32>,
     tile_start: Buffer<i32>,
+    /// The rank (in `DeviceLists::list_order`) of each tile's list.
+    tile_rank: Buffer<i32>,
     cursor: Buffer<i32>,
     pairs: Buffer<i32>,
     /// Per query of the batch: the best k-th score any of its pairs reached (lmscan.cu).
@@ -360,6 +364,9 @@ impl IvfGpu {
         let counts = groups.counts.at_least(gpu, n_lists)?;
         let list_start = groups.list_start.at_least(gpu, n_lists + 1)?;
         let tile_start = groups.tile_start.at_least(gpu, n_lists + 1)?;
+        // Tiles: at most one partial tile per probed list besides the full ones.
+        let tiles = n_lists.min(n_pairs) + n_pairs / qt;
+        let tile_rank = groups.tile_rank.at_least(gpu, tiles)?;
         let cursor = groups.cursor.at_least(gpu, n_lists)?;
         let pairs = groups.pairs.at_least(gpu, n_pairs)?;
         let bound = groups.bound.at_least(gpu, b.nb)?;
@@ -395,10 +402,12 @@ impl IvfGpu {
             .buffer(&lists.list_order)
             .buffer_mut(list_start)
             .buffer_mut(tile_start)
+            .buffer_mut(tile_rank)
             .buffer_mut(cursor);
         // SAFETY: reads n_lists counts and the n_lists entries of list_order (a permutation
-        // of the list numbers, DeviceLists), writes n_lists + 1 list and tile starts and
-        // n_lists cursors, the lengths allocated above.
+        // of the list numbers, DeviceLists), writes n_lists + 1 list and tile starts, the
+        // rank of each tile (Σ ⌈count / qt⌉ ≤ `tiles` of them) and n_lists cursors, the
+        // lengths allocated above.
         unsafe { launch.run() }?;
         let launch = Launch::on(stream, &fill_k, elementwise)
             .view(&b.probes)
@@ -444,8 +453,6 @@ impl IvfGpu {
         }
         self.profiler.lap(gpu, Stage::Group)?;
 
-        // Tiles: at most one partial tile per probed list besides the full ones.
-        let tiles = n_lists.min(n_pairs) + n_pairs / qt;
         let veclen_i = lists.veclen as i32;
         let cfg = LaunchConfig {
             grid_dim: (tiles as u32, 1, 1),
@@ -463,6 +470,7 @@ impl IvfGpu {
             .buffer(pairs)
             .buffer(list_start)
             .buffer(tile_start)
+            .buffer(tile_rank)
             .buffer(&lists.list_order)
             .scalar(&n_lists_i);
         let launch = b
