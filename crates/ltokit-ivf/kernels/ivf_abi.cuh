@@ -23,6 +23,10 @@ extern "C" __device__ float ivf_score(float acc, float qnorm2, float xnorm2);
 extern "C" __device__ float ivf_report(float score);
 // Whether the metric's accumulator is a squared L2 distance (else a dot product).
 extern "C" __device__ bool ivf_metric_l2();
+// Whether the score is the accumulator itself or its negation (L2, l2sqrt's squared
+// score, inner product), so that an exact integer accumulator can be compared with an
+// integer bound; cosine divides by the norms.
+extern "C" __device__ bool ivf_score_linear();
 
 // The list-major scan's tile arithmetic (fragment lmtile_<dtype>), called by all
 // LM_THREADS threads of a block. A step is 64 rows: two consecutive 32-row interleaved
@@ -46,6 +50,11 @@ struct LmRegs { uint4 v[LM_PREFETCH]; };
 // sizes shared memory with the same value (list_major::tile::cand_cap).
 extern "C" __device__ int ivf_lm_cand_cap();
 
+// Whether the tile's scores are exact integers compared with LmCandidates::ithr (the
+// 8-bit mma tiles, for metrics whose score is linear: ivf_score_linear), so that the
+// scan keeps those bounds; other tiles compare floats and leave them unset.
+extern "C" __device__ bool ivf_lm_exact_scores();
+
 // The candidates kept since the slots' lists were last offered: for query slot i, the
 // rows whose score (ivf_score's convention, smaller is better) beat thr[i] — count[i] of
 // them, at score[i * cap + j] and row[i * cap + j] (cap = ivf_lm_cand_cap(); the row
@@ -54,6 +63,11 @@ extern "C" __device__ int ivf_lm_cand_cap();
 // all that reaches the top-k lists.
 struct LmCandidates {
     const float* thr;     // [qt]: -inf for an empty slot
+    // [qt]: thr as an integer bound, ceil(thr[i]) saturated to int (INT_MIN for an empty
+    // slot): an exact integer score beats thr[i] only if it is below ithr[i]. Kept only
+    // where ivf_lm_exact_scores(): the 8-bit mma tiles compare their accumulators with it,
+    // no conversion a score.
+    const int* ithr;
     float* score;         // [qt][cap]
     unsigned short* row;  // [qt][cap]
     int* count;           // [qt], zero after each offer

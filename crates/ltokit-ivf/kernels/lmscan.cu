@@ -52,6 +52,13 @@ __device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const u
     return o;
 }
 
+// Sets slot i's threshold and, for tiles that compare exact integer scores, its integer
+// bound (LmCandidates::ithr): ceil(t), saturated (+inf → INT_MAX, -inf → INT_MIN).
+__device__ __forceinline__ void lm_set_threshold(float* thr, int* ithr, int i, float t) {
+    thr[i] = t;
+    if (ivf_lm_exact_scores() && ivf_score_linear()) ithr[i] = __float2int_ru(t);
+}
+
 template <int CAP>
 __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
 {
@@ -74,8 +81,9 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     int* qidx = cand_count + qt;                                     // [qt]
     int* pair = qidx + qt;                                           // [qt]
     int* busy = pair + qt;                                           // [qt]
+    int* ithr = busy + qt;                                           // [qt]
     // Per offer parity: the busy slots' count and how many the top-k pass handed out.
-    int* busy_ctl = busy + qt;                                       // [2][2]
+    int* busy_ctl = ithr + qt;                                       // [2][2]
     // Per step parity: whether a slot's candidates passed cand_cap - LM_STEP_ROWS.
     int* flush = busy_ctl + 4;                                       // [2]
     unsigned short* cand_row = reinterpret_cast<unsigned short*>(flush + 2); // [qt][cand_cap]
@@ -93,7 +101,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         pair[i] = p;
         qidx[i] = p >= 0 ? p / n_probes : -1;
         // Empty slots keep nothing; the others start from the query's bound so far.
-        thr[i] = p >= 0 ? lm_bound_score(bound[p / n_probes]) : -inf;
+        lm_set_threshold(thr, ithr, i, p >= 0 ? lm_bound_score(bound[p / n_probes]) : -inf);
         cand_count[i] = 0;
         busy_flag[i] = 0;
     }
@@ -122,7 +130,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         const unsigned char* next_rows = rows + (st + 1) * step_bytes;
         const int next_groups = min(2, (size - base - LM_STEP_ROWS + 31) / 32);
         int* ctl = busy_ctl + 2 * (offers & 1);
-        const LmCandidates cand = {thr, cand_score, cand_row, cand_count, (st - window) * LM_STEP_ROWS,
+        const LmCandidates cand = {thr, ithr, cand_score, cand_row, cand_count, (st - window) * LM_STEP_ROWS,
                                    flush + (st & 1), busy, ctl, busy_flag};
         ivf_lm_store(rows + st * step_bytes, min(2, (size - base + 31) / 32), dim, veclen, &regs, work, qt, slot);
         __syncthreads();
@@ -146,7 +154,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             // idle ones also their own k-th (the busy ones' lists wait for the offer).
             if (threadIdx.x < count) {
                 const float kth = busy_flag[threadIdx.x] ? thr[threadIdx.x] : top_d[threadIdx.x * CAP + k - 1];
-                thr[threadIdx.x] = fminf(kth, qbound[threadIdx.x]);
+                lm_set_threshold(thr, ithr, threadIdx.x, fminf(kth, qbound[threadIdx.x]));
             }
             continue;
         }
@@ -163,7 +171,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         }
         if (threadIdx.x < count) {
             if (busy_flag[threadIdx.x]) busy_flag[threadIdx.x] = 0;
-            else thr[threadIdx.x] = fminf(top_d[threadIdx.x * CAP + k - 1], qbound[threadIdx.x]);
+            else lm_set_threshold(thr, ithr, threadIdx.x, fminf(top_d[threadIdx.x * CAP + k - 1], qbound[threadIdx.x]));
         }
         const int window_base = window * LM_STEP_ROWS;
         window = st + 1;
@@ -204,7 +212,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             }
             if (lane == 0) {
                 if (kth < qb) atomicMax(&bound[qidx[i]], lm_bound_key(kth));
-                thr[i] = fminf(kth, qb);
+                lm_set_threshold(thr, ithr, i, fminf(kth, qb));
                 cand_count[i] = 0;
             }
         }

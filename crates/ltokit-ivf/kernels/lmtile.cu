@@ -70,6 +70,15 @@ typedef unsigned char T;
 #endif
 extern "C" __device__ int ivf_lm_cand_cap() { return LM_TILE_CAND_CAP; }
 
+// The 8-bit mma tiles compare exact integer scores with the integer bounds (lm_keep_exact).
+extern "C" __device__ bool ivf_lm_exact_scores() {
+#if defined(LM_MMA) && defined(IVF_BYTES)
+    return true;
+#else
+    return false;
+#endif
+}
+
 // With LM_ASYNC_ROWS (8-bit mma tiles only: the fragments lmtile_<i8|u8>tc_async, which
 // the register-capped kernels link), the step rows go straight from global to shared
 // memory with cp.async — no rows held in registers across the multiply, which the capped
@@ -564,6 +573,48 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
     }
 }
 
+#if defined(IVF_BYTES)
+// lm_mma's filter where the score is the exact integer accumulator or its negation (8-bit
+// L2 and inner products: ivf_score_linear): L2's qn + xn − 2 dot beats thr only if xn −
+// 2 dot < ceil(thr) − qn, the inner product's −dot only if −dot < ceil(thr) (float() is
+// monotonic, so this keeps every row the float test keeps, and at most ties of thr
+// besides). A multiply-add and a compare an accumulator, the query's bound read once for
+// its four; no conversion (an int → float conversion runs at a quarter of the FP32 rate,
+// and the float test took one for each of the 4,096 scores of a 64-query step). Only the
+// kept rows are scored in float.
+template <int NT>
+__device__ __forceinline__ void lm_keep_exact(const LmWork& w, const LmCandidates& cand, const Sum (&c)[NT][4],
+                                              Sum xn0, Sum xn1, int i0, int r0, bool l2) {
+    const int a = l2 ? -2 : -1;
+    unsigned keep = 0;
+    #pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        #pragma unroll
+        for (int jq = 0; jq < 2; ++jq) {
+            const int i = i0 + 8 * n + jq;
+            // An empty slot's bound is INT_MIN and its staged query zero, so qn = 0 here.
+            const int t = cand.ithr[i] - (l2 ? w.qn[i] : 0);
+            #pragma unroll
+            for (int jr = 0; jr < 2; ++jr) {
+                const int j = 2 * jr + jq;
+                keep |= (a * c[n][j] + (l2 ? (jr ? xn1 : xn0) : 0) < t ? 1u : 0u) << (4 * n + j);
+            }
+        }
+    }
+    if (!__any_sync(0xffffffffu, keep != 0)) return;
+    #pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (keep & (1u << (4 * n + j))) {
+                const int i = i0 + 8 * n + (j & 1);
+                lm_keep(cand, i, lm_score(c[n][j], w.qn[i], j >= 2 ? xn1 : xn0, l2), r0 + (j >= 2 ? 8 : 0));
+            }
+        }
+    }
+}
+#endif
+
 // Scores warp w's accumulators and keeps those under their query's threshold. Accumulator
 // j of block n: step row 16 (w % 4) + g (+ 8 for j ≥ 2), query (w / 4) · 8 NT + 8 n + 2 t
 // (+ 1 for odd j).
@@ -592,6 +643,12 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
     const Sum xn0 = lm_row_norm(w, r0), xn1 = lm_row_norm(w, r0 + 8);
 #endif
     const bool l2 = ivf_metric_l2();
+#if defined(IVF_BYTES)
+    if (ivf_lm_exact_scores() && ivf_score_linear()) {
+        lm_keep_exact<NT>(w, cand, c, xn0, xn1, i0, r0, l2);
+        return;
+    }
+#endif
     // Every accumulator scored and compared first, the outcomes as bits (no branch per
     // accumulator); the appends only where some lane of the warp kept one — after the
     // first steps of a pair, most steps keep nothing.

@@ -30,3 +30,11 @@ extern "C" __device__ bool ivf_metric_l2() {
     return false;
 #endif
 }
+
+extern "C" __device__ bool ivf_score_linear() {
+#if defined(IVF_METRIC_cosine)
+    return false;
+#else
+    return true;
+#endif
+}

@@ -384,9 +384,9 @@ pub fn shared_bytes(tile: LmTile, dim: usize, k: usize, qt: usize) -> Result<usi
 /// [`shared_bytes`] of a kernel that copies rows `rows`.
 fn block_bytes(tile: LmTile, dim: usize, k: usize, qt: usize, rows: RowCopy) -> Result<usize> {
     let cap = capacity(k)?;
-    // Top-k lists; candidate scores and rows; thresholds, qbound, counts, qidx, pair, busy;
-    // the busy counters; the busy flags.
-    let fixed = qt * cap * 8 + qt * cand_cap(rows) * (4 + 2) + qt * 4 * 6 + 16 + 8 + qt;
+    // Top-k lists; candidate scores and rows; thresholds, qbound, counts, qidx, pair, busy,
+    // integer thresholds; the busy counters; the busy flags.
+    let fixed = qt * cap * 8 + qt * cand_cap(rows) * (4 + 2) + qt * 4 * 7 + 16 + 8 + qt;
     Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt, rows))
 }
 
