@@ -573,6 +573,42 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
     }
 }
 
+// The outcomes of warp w's keep test as bits (bit 4 n + j; no branch per accumulator):
+// kept(n, j, i, jr) for accumulator j = 2 jr + jq of block n, query slot i = i0 + 8 n + jq,
+// row half jr (row r0 + 8 jr).
+template <int NT, typename Kept>
+__device__ __forceinline__ unsigned lm_keep_bits(int i0, Kept kept) {
+    unsigned keep = 0;
+    #pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        #pragma unroll
+        for (int jq = 0; jq < 2; ++jq) {
+            #pragma unroll
+            for (int jr = 0; jr < 2; ++jr) {
+                const int j = 2 * jr + jq;
+                keep |= (kept(n, j, i0 + 8 * n + jq, jr) ? 1u : 0u) << (4 * n + j);
+            }
+        }
+    }
+    return keep;
+}
+
+// Appends warp w's kept accumulators (bit 4 n + j of `keep`, scored by score(n, j)) to
+// their slots' candidates, once some lane of the warp kept one — after the first steps of
+// a pair, most steps keep nothing.
+template <int NT, typename Score>
+__device__ __forceinline__ void lm_keep_rows(const LmCandidates& cand, unsigned keep, int i0, int r0, Score score) {
+    if (!__any_sync(0xffffffffu, keep != 0)) return;
+    #pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (keep & (1u << (4 * n + j)))
+                lm_keep(cand, i0 + 8 * n + (j & 1), score(n, j), r0 + (j >= 2 ? 8 : 0));
+        }
+    }
+}
+
 #if defined(IVF_BYTES)
 // lm_mma's filter where the score is the exact integer accumulator or its negation (8-bit
 // L2 and inner products: ivf_score_linear): L2's qn + xn − 2 dot beats thr only if xn −
@@ -586,32 +622,13 @@ template <int NT>
 __device__ __forceinline__ void lm_keep_exact(const LmWork& w, const LmCandidates& cand, const Sum (&c)[NT][4],
                                               Sum xn0, Sum xn1, int i0, int r0, bool l2) {
     const int a = l2 ? -2 : -1;
-    unsigned keep = 0;
-    #pragma unroll
-    for (int n = 0; n < NT; ++n) {
-        #pragma unroll
-        for (int jq = 0; jq < 2; ++jq) {
-            const int i = i0 + 8 * n + jq;
-            // An empty slot's bound is INT_MIN and its staged query zero, so qn = 0 here.
-            const int t = cand.ithr[i] - (l2 ? w.qn[i] : 0);
-            #pragma unroll
-            for (int jr = 0; jr < 2; ++jr) {
-                const int j = 2 * jr + jq;
-                keep |= (a * c[n][j] + (l2 ? (jr ? xn1 : xn0) : 0) < t ? 1u : 0u) << (4 * n + j);
-            }
-        }
-    }
-    if (!__any_sync(0xffffffffu, keep != 0)) return;
-    #pragma unroll
-    for (int n = 0; n < NT; ++n) {
-        #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            if (keep & (1u << (4 * n + j))) {
-                const int i = i0 + 8 * n + (j & 1);
-                lm_keep(cand, i, lm_score(c[n][j], w.qn[i], j >= 2 ? xn1 : xn0, l2), r0 + (j >= 2 ? 8 : 0));
-            }
-        }
-    }
+    // An empty slot's bound is INT_MIN and its staged query zero, so qn = 0 there.
+    const unsigned keep = lm_keep_bits<NT>(i0, [&](int n, int j, int i, int jr) {
+        return a * c[n][j] + (l2 ? (jr ? xn1 : xn0) : 0) < cand.ithr[i] - (l2 ? w.qn[i] : 0);
+    });
+    lm_keep_rows<NT>(cand, keep, i0, r0, [&](int n, int j) {
+        return lm_score(c[n][j], w.qn[i0 + 8 * n + (j & 1)], j >= 2 ? xn1 : xn0, l2);
+    });
 }
 #endif
 
@@ -649,35 +666,13 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
         return;
     }
 #endif
-    // Every accumulator scored and compared first, the outcomes as bits (no branch per
-    // accumulator); the appends only where some lane of the warp kept one — after the
-    // first steps of a pair, most steps keep nothing.
+    // Every accumulator scored and compared first, then the appends.
     float sc[NT][4];
-    unsigned keep = 0;
-    #pragma unroll
-    for (int n = 0; n < NT; ++n) {
-        #pragma unroll
-        for (int jq = 0; jq < 2; ++jq) {
-            const int i = i0 + 8 * n + jq;
-            const float qn = w.qn[i], thr = cand.thr[i];
-            #pragma unroll
-            for (int jr = 0; jr < 2; ++jr) {
-                const int j = 2 * jr + jq;
-                sc[n][j] = lm_score(c[n][j], qn, jr ? xn1 : xn0, l2);
-                keep |= (sc[n][j] < thr ? 1u : 0u) << (4 * n + j);
-            }
-        }
-    }
-    if (__any_sync(0xffffffffu, keep != 0)) {
-        #pragma unroll
-        for (int n = 0; n < NT; ++n) {
-            #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                if (keep & (1u << (4 * n + j)))
-                    lm_keep(cand, i0 + 8 * n + (j & 1), sc[n][j], r0 + (j >= 2 ? 8 : 0));
-            }
-        }
-    }
+    const unsigned keep = lm_keep_bits<NT>(i0, [&](int n, int j, int i, int jr) {
+        sc[n][j] = lm_score(c[n][j], w.qn[i], jr ? xn1 : xn0, l2);
+        return sc[n][j] < cand.thr[i];
+    });
+    lm_keep_rows<NT>(cand, keep, i0, r0, [&](int n, int j) { return sc[n][j]; });
 }
 
 extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int slot, LmCandidates cand) {
