@@ -91,6 +91,12 @@ __device__ __forceinline__ float ws_offer_many(float& d, int& id, int k, int lan
     float cs = in ? s : inf;
     long long cid = in ? (long long)sid : -1LL;
     ws_sort32(cs, cid, lane);
+    // An empty list (a list-major slot's first offer) is the sorted candidates' first k.
+    if (__shfl_sync(WS_FULL, d, 0) == inf) {
+        d = cs;
+        id = (int)cid;
+        return __shfl_sync(WS_FULL, d, k - 1);
+    }
     // Entries past k are not part of the list: they merge as empty.
     float ld = lane < k ? d : inf;
     long long lid = lane < k ? (long long)id : -1LL;
