@@ -97,8 +97,12 @@ pub(crate) fn merge_kernel(
     nb: usize,
     n_cand: usize,
 ) -> Result<KernelSpec> {
+    kind_kernel(metric, k, merge_kind(nb, n_cand, k))
+}
+
+/// The kernel of merge `kind` into top `k`, reported by `metric`.
+fn kind_kernel(metric: Metric, k: usize, kind: MergeKind) -> Result<KernelSpec> {
     let cap = capacity(k)?;
-    let kind = merge_kind(nb, n_cand, k);
     let (plan, shared) = match kind {
         MergeKind::Warps => (format!("merge_warps_{}", metric.name()), 0),
         MergeKind::Sort => (format!("merge_sort_{}", metric.name()), 0),
@@ -138,12 +142,12 @@ impl IvfGpu {
         if nb == 0 {
             return Ok(());
         }
-        let spec = merge_kernel(metric, k, nb, n_cand)?;
+        let kind = merge_kind(nb, n_cand, k);
+        let spec = kind_kernel(metric, k, kind)?;
         let kernel = self
             .kernels
             .kernel(&spec.plan, spec.signature, spec.shared)?;
         let (n_cand_i, k_i, nb_i) = (n_cand as i32, k as i32, nb as i32);
-        let kind = merge_kind(nb, n_cand, k);
         let (blocks, threads) = match kind {
             MergeKind::Warps => (nb, WARPS_MERGE_THREADS),
             MergeKind::Sort => (nb, SORT_THREADS),
