@@ -1,8 +1,8 @@
 // Entry fragment: seeds the list-major scan's per-query bounds (lm_bound_key, topk.cuh)
 // before it runs. A query's first `seed_rows` rows of its first probe (32-row groups) are
 // scored by `parts` warps with the per-query scan's distance fragment — warp p of the
-// query takes groups p, p + parts, …, lane l row l of each, and keeps the best 32 it saw
-// sorted in registers; the first warp merges the others' lists from shared memory and
+// query takes groups p, p + parts, …, lane l row l of each, and keeps the best 32 scores it
+// saw sorted in registers (scores only: no row ids travel through the sorting network); the first warp merges the others' lists from shared memory and
 // sets bound[q] just above the k-th best, each row raised by the most the scan's own
 // arithmetic may score that row below this one's. Those k rows are in a list the query
 // probes and pass its filter, so k rows the scan scores under the bound exist: nothing of
@@ -71,13 +71,17 @@ extern "C" __global__ void __launch_bounds__(128) ivf_lmseed_kernel(
         const int list = (int)probes[(long long)qi * n_probes];
         const long long off = list_offset[list];
         const int size = min(list_size[list], seed_rows);
-        long long id = -1;
+        // Scores only (the bound is the k-th score, whichever rows hold it); the warp's
+        // first group sorted is its list, a later one merged into it where some row beats
+        // the list's k-th.
+        WsNoId none;
         for (int g = part; g * 32 < size; g += parts) {
             float s = lmseed_row_bound(data, elem_bytes, off, size, g * 32 + lane, ids, query_base + qi, filter,
                                        filter_words, staged, dim, lane, qn);
-            long long sid = g * 32 + lane;
-            ws_sort32(s, sid, lane);
-            ws_merge32(d, id, s, sid, lane);
+            if (g != part && !__any_sync(IVF_FULL, s < __shfl_sync(IVF_FULL, d, k - 1))) continue;
+            ws_sort32(s, none, lane);
+            if (g == part) d = s;
+            else ws_merge32(d, none, s, none, lane);
         }
     }
     best[warp * 32 + lane] = d;
@@ -88,8 +92,8 @@ extern "C" __global__ void __launch_bounds__(128) ivf_lmseed_kernel(
         return;
     }
     for (int p = 1; p < parts; ++p) {
-        long long id = lane, oid = 32 * p + lane;
-        ws_merge32(d, id, best[(warp + p) * 32 + lane], oid, lane);
+        WsNoId none;
+        ws_merge32(d, none, best[(warp + p) * 32 + lane], none, lane);
     }
     const float kth = __shfl_sync(IVF_FULL, d, k - 1);
     if (lane == 0) bound[qi] = kth < inf ? lm_bound_key(nextafterf(kth, inf)) : 0u;

@@ -7,21 +7,33 @@
 
 #define WS_FULL 0xffffffffu
 
-// Whether (da, ia) sorts before (db, ib).
+// The ids a list carries beside its scores: 64-bit (source ids, row positions), or none
+// (WsNoId) where only the scores matter — a seed's bound is the k-th score, whatever rows
+// hold it, and an exchange then moves one register instead of three.
+struct WsNoId {};
+__device__ __forceinline__ long long ws_shfl_xor(long long v, int stride) { return __shfl_xor_sync(WS_FULL, v, stride); }
+__device__ __forceinline__ WsNoId ws_shfl_xor(WsNoId v, int) { return v; }
+__device__ __forceinline__ long long ws_shfl(long long v, int src) { return __shfl_sync(WS_FULL, v, src); }
+__device__ __forceinline__ WsNoId ws_shfl(WsNoId v, int) { return v; }
+// Whether (da, ia) sorts before (db, ib): ties by id as unsigned, so that empty entries
+// (+inf, id -1) come last; without ids, equal scores are equal.
 __device__ __forceinline__ bool ws_before(float da, long long ia, float db, long long ib) {
     return da < db || (da == db && (unsigned long long)ia < (unsigned long long)ib);
 }
+__device__ __forceinline__ bool ws_before(float da, WsNoId, float db, WsNoId) { return da < db; }
 
 // One compare-exchange with lane ^ stride: the lane keeps the earlier of the two pairs
 // where keep_first, else the later.
-__device__ __forceinline__ void ws_exchange(float& d, long long& id, int stride, bool keep_first) {
+template <typename Id>
+__device__ __forceinline__ void ws_exchange(float& d, Id& id, int stride, bool keep_first) {
     const float od = __shfl_xor_sync(WS_FULL, d, stride);
-    const long long oi = __shfl_xor_sync(WS_FULL, id, stride);
+    const Id oi = ws_shfl_xor(id, stride);
     if (ws_before(od, oi, d, id) == keep_first) { d = od; id = oi; }
 }
 
 // Sorts the warp's 32 pairs (one a lane), best first.
-__device__ __forceinline__ void ws_sort32(float& d, long long& id, int lane) {
+template <typename Id>
+__device__ __forceinline__ void ws_sort32(float& d, Id& id, int lane) {
     #pragma unroll
     for (int size = 2; size <= 32; size <<= 1) {
         const bool ascending = (lane & size) == 0;  // always at size 32: lane < 32
@@ -34,9 +46,10 @@ __device__ __forceinline__ void ws_sort32(float& d, long long& id, int lane) {
 // Merges the sorted list (bd, bi) into the sorted list (d, id): the best 32 of both,
 // sorted. (The first list against the second reversed holds the best 32 as a bitonic
 // sequence; five exchanges sort it.)
-__device__ __forceinline__ void ws_merge32(float& d, long long& id, float bd, long long bi, int lane) {
+template <typename Id>
+__device__ __forceinline__ void ws_merge32(float& d, Id& id, float bd, Id bi, int lane) {
     const float rd = __shfl_sync(WS_FULL, bd, 31 - lane);
-    const long long ri = __shfl_sync(WS_FULL, bi, 31 - lane);
+    const Id ri = ws_shfl(bi, 31 - lane);
     if (ws_before(rd, ri, d, id)) { d = rd; id = ri; }
     #pragma unroll
     for (int stride = 16; stride > 0; stride >>= 1) ws_exchange(d, id, stride, (lane & stride) == 0);
