@@ -86,7 +86,10 @@ const SEED_BYTES: usize = 32 * 1024;
 /// same call, against 64 rows of the one-warp seed, mean of two rounds): 1M × 128 i8 at
 /// 10/20/50 probes, batches 10,000 and 1,000 — 128 rows −0.8 to +1.3 %, 256 rows +0.3 to
 /// +3.3 % (all six better than 128); the same set as f16 — 128 rows −0.1 to +2.4 %, 256
-/// rows −2.5 to +2.3 %. So 256 rows of 128 bytes, 128 of 256 bytes.
+/// rows −2.5 to +2.3 %. So 256 rows of 128 bytes, 128 of 256 bytes. Again with the seed
+/// that sorts scores alone (session 16, `2-seed-select-ab/`, three rounds): 64 KiB (512
+/// rows of i8 × 128, 256 of f16) lost to 32 KiB on both — i8 −5.5 / −4.0 / −1.6 % at
+/// 10 / 20 / 50 probes (10,000), f16 −4.0 / −2.6 / −1.3 %.
 fn seed_rows(dim: usize, elem_bytes: usize) -> usize {
     let rows = SEED_BYTES / (dim * elem_bytes).max(1);
     (rows / 32 * 32).clamp(64, 256)
