@@ -2,7 +2,7 @@
 """Summarises an A/B run of `ltokit ivf bench --json` (scripts/gpu-ab.sh makes one):
 files named SET-BUILD-ROUND.json (ROUND a digit; SET may contain dashes, BUILD may not)
 in one folder, one line per (set, batch, n_probes) with each build's and round's device
-QPS and list-major scan time (per 10,000 queries), and the recalls seen — so that builds
+QPS, list-major scan time and coarse-search time (per call), and the recalls seen — so that builds
 measured in the same device call read side by side; then each build's device and host QPS
 as the mean of its rounds, in per cent of build BASE's where one is named.
 
@@ -28,10 +28,12 @@ for path in sorted(glob.glob(sys.argv[1] + "/*-*-[0-9].json")):
             round(r["recall"], 4),
             r["stages"]["scan_s"] * 1e3,
             r["qps"],
+            r["stages"]["coarse_s"] * 1e3,
         )
 for key, seen in rows.items():
     cells = "  ".join(
-        f"{build}{run}:{qps / 1e6:.2f}M/{scan:.3f}ms" for (build, run), (qps, _, scan, _) in sorted(seen.items())
+        f"{build}{run}:{qps / 1e6:.2f}M/{scan:.3f}/{coarse:.3f}ms"
+        for (build, run), (qps, _, scan, _, coarse) in sorted(seen.items())
     )
     print(key, cells, " recall", sorted({v[1] for v in seen.values()}))
 
@@ -39,7 +41,7 @@ base = sys.argv[2] if len(sys.argv) > 2 else None
 print("\nmeans of the rounds: device QPS / host QPS" + (f", % against {base}" if base else ""))
 for key, seen in rows.items():
     means = {}
-    for (build, _), (dev, _, _, host) in seen.items():
+    for (build, _), (dev, _, _, host, _) in seen.items():
         means.setdefault(build, []).append((dev, host))
     means = {b: (sum(d for d, _ in v) / len(v), sum(h for _, h in v) / len(v)) for b, v in means.items()}
     ref = means.get(base)
