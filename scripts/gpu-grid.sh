@@ -22,12 +22,8 @@ SCANS=auto BATCH=1000 timeout 150 bash scripts/gpu-bench-vs-cuvs.sh "$w/b1k" \
   lowdim:1024:5,10,20,50 lowdim-f16:1024:10,20 lowdim-i8:1024:10,20 images:256:2,5,10 \
   wide-f16:512:10,20 wide-i8:512:10,20 > "$w/b1k.log" 2>&1
 echo "1k at $SECONDS s" >> "$w/times.txt"
-for t in ${TESTS:-}; do
-  left=$((${DEADLINE:-450} - SECONDS))
-  [[ $left -lt 15 ]] && { echo "not run: $t" >> "$w/tests.txt"; continue; }
-  (timeout "$left" gpu-run/bin/test-ltokit-ivf-gpu-test --ignored --test-threads=1 --nocapture "$t") >> "$w/tests.txt" 2>&1
-  echo "$t exit $? at $SECONDS s" >> "$w/times.txt"
-done
+# shellcheck disable=SC2086 # TESTS is a list of names
+SINCE=$SECONDS bash scripts/gpu-tests.sh gpu-run/bin/test-ltokit-ivf-gpu-test "$w" "${DEADLINE:-450}" ${TESTS:-}
 (cd "$w" && tar czf "$out/grid.tgz" --exclude='*/nv' --exclude='*.ivf' .)
 for b in b10k b1k; do echo "== $b"; cut -c1-240 "$w/$b/summary.md" 2>/dev/null; tail -3 "$w/$b.log"; done
 grep -E "^test |test result|panicked|not run" "$w/tests.txt" 2>/dev/null | cut -c1-200
