@@ -2,8 +2,8 @@
 """Summarises an A/B run of `ltokit ivf bench --json` (scripts/gpu-ab.sh makes one):
 files named SET-BUILD-ROUND.json (ROUND a digit; SET may contain dashes, BUILD may not)
 in one folder, one line per (set, batch, n_probes) with each build's and round's device
-QPS, list-major scan time and coarse-search time (per call), and the recalls seen — so that builds
-measured in the same device call read side by side; then each build's device and host QPS
+QPS, list-major scan time and coarse-search time (per 10,000 queries), and the recalls
+seen — so that builds measured in the same device call read side by side; then each build's device and host QPS
 as the mean of its rounds, in per cent of build BASE's where one is named.
 
 usage: scripts/ab-summary.py FOLDER [BASE]
