@@ -45,24 +45,45 @@ __device__ __forceinline__ CoarseAffine coarse_affine(int metric, float cn) {
 // (q0 + 16 m + g (+ 8 for j ≥ 2), c0 + 2 t (+ 1 for odd j)) as acc(m, j). Each score is
 // alpha · scale · acc + beta of its centre's affine form (computed once for the M blocks),
 // where the query and the centre exist; `scale` undoes a scaling of the products (1 where
-// there is none).
+// there is none). A lane's two centres are adjacent: with an even number of centres (c0
+// is a multiple of 8, so every pair starts 8-byte aligned) both go out in one 8-byte
+// store — a warp's store then fills whole 32-byte sectors of its 8 rows, where two 4-byte
+// stores each wrote half of every sector. Measured on the H200 (session 17, ncu, batch
+// 10,000): the f16 score matrix against 1,024 centres (lowdim i8) 84.0 → 50.6 µs, against
+// 256 (images) 69.2 → 65.8 µs; device QPS lowdim i8 +2.2 to +6.9 %.
 template <int M, class Acc>
 __device__ __forceinline__ void coarse_store_blocks(float* scores, int nq, int n_centers, int metric,
                                                     const float* center_norms, float scale, int q0, int c0,
                                                     Acc acc) {
     const int g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
+    const int c = c0 + 2 * t;
+    if (n_centers % 2 == 0 && c < n_centers) {
+        const CoarseAffine a0 = coarse_affine(metric, center_norms[c]);
+        const CoarseAffine a1 = coarse_affine(metric, center_norms[c + 1]);
+        const float alpha0 = a0.alpha * scale, alpha1 = a1.alpha * scale;
+        #pragma unroll
+        for (int m = 0; m < M; ++m)
+            #pragma unroll
+            for (int jq = 0; jq < 2; ++jq) {
+                const int q = q0 + 16 * m + g + 8 * jq;
+                if (q < nq)
+                    *reinterpret_cast<float2*>(scores + (long long)q * n_centers + c) =
+                        make_float2(fmaf(alpha0, acc(m, 2 * jq), a0.beta), fmaf(alpha1, acc(m, 2 * jq + 1), a1.beta));
+            }
+        return;
+    }
     #pragma unroll
     for (int jc = 0; jc < 2; ++jc) {
-        const int c = c0 + 2 * t + jc;
-        if (c >= n_centers) continue;
-        const CoarseAffine af = coarse_affine(metric, center_norms[c]);
+        const int cj = c + jc;
+        if (cj >= n_centers) continue;
+        const CoarseAffine af = coarse_affine(metric, center_norms[cj]);
         const float alpha = af.alpha * scale;
         #pragma unroll
         for (int m = 0; m < M; ++m)
             #pragma unroll
             for (int jq = 0; jq < 2; ++jq) {
                 const int q = q0 + 16 * m + g + 8 * jq;
-                if (q < nq) scores[(long long)q * n_centers + c] = fmaf(alpha, acc(m, 2 * jq + jc), af.beta);
+                if (q < nq) scores[(long long)q * n_centers + cj] = fmaf(alpha, acc(m, 2 * jq + jc), af.beta);
             }
     }
 }

@@ -50,10 +50,20 @@ struct LmRegs { uint4 v[LM_PREFETCH]; };
 // sizes shared memory with the same value (list_major::tile::cand_cap).
 extern "C" __device__ int ivf_lm_cand_cap();
 
+// The dimension the plan was linked for (fragment lmdim_<N>), or 0 (lmdim_any): the
+// scan then takes the kernel's `dim` argument.
+extern "C" __device__ int ivf_lm_dim();
+
 // Whether the tile's scores are exact integers compared with LmCandidates::ithr (the
 // 8-bit mma tiles, for metrics whose score is linear: ivf_score_linear), so that the
 // scan keeps those bounds; other tiles compare floats and leave them unset.
 extern "C" __device__ bool ivf_lm_exact_scores();
+
+// What the exact tiles take out of slot i's integer bound ahead of their compares (L2's
+// query norm: the tile then tests xn − 2 dot against the bound alone, not a load and a
+// subtraction a query a step); 0 for other metrics and tiles. `work` is the staged work
+// area (after ivf_lm_stage_queries and a barrier).
+extern "C" __device__ int ivf_lm_exact_bias(unsigned char* work, int dim, int qt, int i);
 
 // The candidates kept since the slots' lists were last offered: for query slot i, the
 // rows whose score (ivf_score's convention, smaller is better) beat thr[i] — count[i] of
@@ -64,9 +74,9 @@ extern "C" __device__ bool ivf_lm_exact_scores();
 struct LmCandidates {
     const float* thr;     // [qt]: -inf for an empty slot
     // [qt]: thr as an integer bound, ceil(thr[i]) saturated to int (INT_MIN for an empty
-    // slot): an exact integer score beats thr[i] only if it is below ithr[i]. Kept only
-    // where ivf_lm_exact_scores(): the 8-bit mma tiles compare their accumulators with it,
-    // no conversion a score.
+    // slot) less ivf_lm_exact_bias(i): an exact integer score beats thr[i] only if it
+    // less that bias is below ithr[i]. Kept only where ivf_lm_exact_scores(): the 8-bit
+    // mma tiles compare their accumulators with it, no conversion a score.
     const int* ithr;
     float* score;         // [qt][cap]
     unsigned short* row;  // [qt][cap]

@@ -52,16 +52,31 @@ __device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const u
     return o;
 }
 
+// Whether the tile compares exact integer scores with LmCandidates::ithr.
+__device__ __forceinline__ bool lm_exact_bounds() { return ivf_lm_exact_scores() && ivf_score_linear(); }
+
+// Slot i's integer bound for threshold t (LmCandidates::ithr): ceil(t), saturated (+inf →
+// INT_MAX, -inf → INT_MIN), less the tile's bias for the slot (at most INT_MIN + bias
+// before it, so that nothing wraps).
+__device__ __forceinline__ int lm_int_bound(float t, unsigned char* work, int dim, int qt, int i) {
+    const int bias = ivf_lm_exact_bias(work, dim, qt, i);
+    const int int_min = -2147483647 - 1;
+    return max(__float2int_ru(t), int_min + bias) - bias;
+}
+
 // Sets slot i's threshold and, for tiles that compare exact integer scores, its integer
-// bound (LmCandidates::ithr): ceil(t), saturated (+inf → INT_MAX, -inf → INT_MIN).
-__device__ __forceinline__ void lm_set_threshold(float* thr, int* ithr, int i, float t) {
+// bound. The work area's queries must be staged (they give the bias).
+__device__ __forceinline__ void lm_set_threshold(float* thr, int* ithr, int i, float t, unsigned char* work, int dim,
+                                                 int qt) {
     thr[i] = t;
-    if (ivf_lm_exact_scores() && ivf_score_linear()) ithr[i] = __float2int_ru(t);
+    if (lm_exact_bounds()) ithr[i] = lm_int_bound(t, work, dim, qt, i);
 }
 
 template <int CAP>
 __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
 {
+    // A plan linked for one dimension (lmdim_<N>) has it as a constant from here on.
+    if (ivf_lm_dim() > 0) dim = ivf_lm_dim();
     const int tile = blockIdx.x;
     if (tile >= tile_start[n_lists]) return;
     // The rank of the list whose tiles include this one (group.cu).
@@ -100,8 +115,9 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         const int p = i < count ? pairs[first + i] : -1;
         pair[i] = p;
         qidx[i] = p >= 0 ? p / n_probes : -1;
-        // Empty slots keep nothing; the others start from the query's bound so far.
-        lm_set_threshold(thr, ithr, i, p >= 0 ? lm_bound_score(bound[p / n_probes]) : -inf);
+        // Empty slots keep nothing; the others start from the query's bound so far (the
+        // integer bounds once the queries are staged).
+        thr[i] = p >= 0 ? lm_bound_score(bound[p / n_probes]) : -inf;
         cand_count[i] = 0;
         busy_flag[i] = 0;
     }
@@ -109,6 +125,10 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     for (int i = warp; i < qt; i += LM_WARPS) topk_init<CAP>(top_d + i * CAP, top_pos + i * CAP, lane);
     __syncthreads();
     ivf_lm_stage_queries(queries, qidx, qt, dim, step_buffers, work);
+    if (lm_exact_bounds()) {
+        __syncthreads();  // the staged queries' norms (the first step's barrier orders the bounds)
+        for (int i = threadIdx.x; i < qt; i += blockDim.x) ithr[i] = lm_int_bound(thr[i], work, dim, qt, i);
+    }
 
     const long long off = list_offset[list];
     const int size = list_size[list];
@@ -154,7 +174,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             // idle ones also their own k-th (the busy ones' lists wait for the offer).
             if (threadIdx.x < count) {
                 const float kth = busy_flag[threadIdx.x] ? thr[threadIdx.x] : top_d[threadIdx.x * CAP + k - 1];
-                lm_set_threshold(thr, ithr, threadIdx.x, fminf(kth, qbound[threadIdx.x]));
+                lm_set_threshold(thr, ithr, threadIdx.x, fminf(kth, qbound[threadIdx.x]), work, dim, qt);
             }
             continue;
         }
@@ -171,7 +191,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         }
         if (threadIdx.x < count) {
             if (busy_flag[threadIdx.x]) busy_flag[threadIdx.x] = 0;
-            else lm_set_threshold(thr, ithr, threadIdx.x, fminf(top_d[threadIdx.x * CAP + k - 1], qbound[threadIdx.x]));
+            else lm_set_threshold(thr, ithr, threadIdx.x, fminf(top_d[threadIdx.x * CAP + k - 1], qbound[threadIdx.x]), work, dim, qt);
         }
         const int window_base = window * LM_STEP_ROWS;
         window = st + 1;
@@ -212,7 +232,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             }
             if (lane == 0) {
                 if (kth < qb) atomicMax(&bound[qidx[i]], lm_bound_key(kth));
-                lm_set_threshold(thr, ithr, i, fminf(kth, qb));
+                lm_set_threshold(thr, ithr, i, fminf(kth, qb), work, dim, qt);
                 cand_count[i] = 0;
             }
         }

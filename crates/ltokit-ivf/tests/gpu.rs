@@ -341,7 +341,8 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
     let engine = engine();
     let mut rng = Rng::new(seed());
     let mut checked = 0;
-    // (type, dimension): vector-width chunks, an odd dimension (padded to the k step), an
+    // (type, dimension): vector-width chunks, an odd dimension (padded to the k step), i8
+    // × 128 (whose register-capped kernels are linked for their dimension: lmdim_128), an
     // image-sized 8-bit one, and f16 × 256, whose mma tile keeps 80 candidates a query slot
     // where the others keep 96 (tile::LmKernel::choose); every type both ways (mma.sync
     // where the GPU has it, and the portable FMA / WMMA tiles) for every tile size.
@@ -349,6 +350,7 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
         (DType::F32, 48),
         (DType::F16, 40),
         (DType::I8, 35),
+        (DType::I8, 128),
         (DType::U8, 784),
         (DType::F16, 256),
     ];
@@ -442,10 +444,12 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
 #[ignore = "needs a GPU"]
 fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
     // Lists of ~2,500 rows and 4 probes: the list-major scan seeds each query's bound from
-    // the first 64 rows of its first probe (8-bit and f16 lists; ltokit_ivf::gpu::
-    // SEED_MIN_ROWS) and skips rows at or above it. Every metric (cosine's seed allows for
-    // the scans' different rounding), every filter kind (a filtered-out row may not count
-    // toward the seed), k up to the seed's 32 and past it (no seed).
+    // the first rows of its first probe (32 KiB of them, at most 256 rows; 8-bit and f16
+    // lists; ltokit_ivf::gpu::SEED_MIN_ROWS) and skips rows at or above it. Every metric
+    // (cosine's seed allows for the scans' different rounding), every filter kind (a
+    // filtered-out row may not count toward the seed), k up to the seed's 32 and past it
+    // (no seed). i8 × 64 and u8 × 96 run the register-capped kernels linked for their
+    // dimension (lmdim_64, lmdim_96) up to k 32.
     let engine = engine();
     let s = seed();
     let mut rng = Rng::new(s);

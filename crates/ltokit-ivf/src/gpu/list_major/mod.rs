@@ -250,10 +250,11 @@ pub(crate) fn list_major_kernels(
     Ok(ListMajorKernels {
         scan: KernelSpec {
             plan: format!(
-                "lmscan_{}c{cap}_{}{}_{}_{}",
+                "lmscan_{}c{cap}_{}{}{}_{}_{}",
                 kernel.plan_prefix(),
                 tile.name(),
                 kernel.tile_suffix(),
+                kernel.dim_suffix(lists.dim),
                 metric.name(),
                 filter.name()
             ),

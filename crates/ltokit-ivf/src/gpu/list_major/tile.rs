@@ -179,6 +179,18 @@ impl SharedMemory {
 /// `ivf_lmscan_o4_c*`).
 const MAX_CAPPED_CAPACITY: usize = 32;
 
+/// Dimensions the register-capped 8-bit scans are linked for as a constant (fragments
+/// `lmdim_<N>`, the axis `lmdim` of kernels/bundle.json, which must list the same): the
+/// link folds the dimension into the staging, the row copies' addresses and the k loop.
+/// Measured on the H200 (session 15, `docs/gpu-runs/2026-12-01-s15/1-iep-parts-dimc-ab/`,
+/// the scan compiled for 128 dimensions beside its generic form, same call, three rounds):
+/// 1M × 128 i8 +3.3 to +3.9 % device QPS at batch 10,000; f32's 3xTF32 tile lost 22–25 %
+/// the same way, so only these kernels take it (f16's plain tile: −1.3 to +0.1 %). As
+/// landed (session 17, `docs/gpu-runs/2026-12-01-s17/1-lmdim-epi-ab/`, against main, three
+/// rounds): i8 × 128 +1.0 to +2.1 % at batch 10,000. Dimensions up to 384, where a capped
+/// kernel's blocks fit three to an SM (wider rows take the plain kernel).
+pub(crate) const LINKED_DIMS: [usize; 7] = [64, 96, 100, 128, 200, 256, 384];
+
 /// Which list-major scan kernel a shape links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LmKernel {
@@ -258,6 +270,16 @@ impl LmKernel {
         match self {
             LmKernel::Plain { .. } => String::new(),
             LmKernel::Capped { blocks } => format!("o{blocks}_"),
+        }
+    }
+
+    /// The plan name's dimension part: `_d<dim>` where the kernel is linked with the
+    /// dimension as a constant (fragment `lmdim_<dim>`: the register-capped 8-bit kernels,
+    /// dimensions in [`LINKED_DIMS`]), else empty (`lmdim_any`: the kernel's argument).
+    pub(crate) fn dim_suffix(self, dim: usize) -> String {
+        match self {
+            LmKernel::Capped { .. } if LINKED_DIMS.contains(&dim) => format!("_d{dim}"),
+            _ => String::new(),
         }
     }
 
@@ -580,6 +602,57 @@ mod tests {
         // slot, one with 96: no wide room.)
         assert_eq!(kernel(LmTile::Mma(DType::I8), 128, 10, small), plain);
         assert_eq!(kernel(LmTile::Mma(DType::I8), 16, 10, small), wide);
+    }
+
+    #[test]
+    fn only_capped_kernels_of_the_listed_dimensions_link_the_dimension() {
+        let three = LmKernel::Capped { blocks: 3 };
+        assert_eq!(three.dim_suffix(128), "_d128");
+        assert_eq!(LmKernel::Capped { blocks: 4 }.dim_suffix(64), "_d64");
+        assert_eq!(three.dim_suffix(130), "");
+        assert_eq!(LmKernel::Plain { wide_room: true }.dim_suffix(128), "");
+        assert_eq!(LmKernel::Plain { wide_room: false }.dim_suffix(784), "");
+    }
+
+    #[test]
+    fn the_bundle_has_a_plan_of_each_linked_dimension_and_no_other() {
+        // LINKED_DIMS and the bundle's `lmdim` axis are written in two places: a dimension
+        // only here would fail its first search, one only there would never be used.
+        let bundle = crate::gpu::bundle().unwrap();
+        let target = "sm_90".parse().unwrap();
+        let mut in_bundle: Vec<usize> = bundle
+            .manifest()
+            .fragments
+            .iter()
+            .filter_map(|f| f.name.strip_prefix("lmdim_")?.parse().ok())
+            .collect();
+        in_bundle.sort_unstable();
+        assert_eq!(in_bundle, LINKED_DIMS);
+        for dim in LINKED_DIMS {
+            for blocks in [3, 4] {
+                let kernel = LmKernel::Capped { blocks };
+                let name = format!(
+                    "lmscan_{}c16_u8tc{}_ip_bitset",
+                    kernel.plan_prefix(),
+                    kernel.dim_suffix(dim)
+                );
+                let plan = bundle.plan(&name, target).unwrap();
+                let inputs: Vec<&str> = plan.inputs().iter().map(|i| i.name.as_str()).collect();
+                assert_eq!(
+                    inputs,
+                    [
+                        "lmscan".to_string(),
+                        "lmtile_u8tc_async".into(),
+                        format!("lmdim_{dim}"),
+                        "metric_ip".into(),
+                        "filter_bitset".into()
+                    ]
+                );
+            }
+        }
+        // Every other scan links the dimension from its argument.
+        let plan = bundle.plan("lmscan_c16_f32tc_l2_none", target).unwrap();
+        assert!(plan.inputs().iter().any(|i| i.name == "lmdim_any"));
     }
 
     #[test]
