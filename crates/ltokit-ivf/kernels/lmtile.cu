@@ -584,19 +584,31 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
 // The outcomes of warp w's keep test as bits (bit 4 n + j; no branch per accumulator):
 // kept(n, j, i, jr) for accumulator j = 2 jr + jq of block n, query slot i = i0 + 8 n + jq,
 // row half jr (row r0 + 8 jr). Most steps keep nothing once a pair's first rows are past,
-// so whether the warp keeps any is asked first, the compares chained into one predicate
-// (one instruction an accumulator); the bits (a select and an or more each) are formed
-// only where some lane keeps one. With the exact tiles' bias (ivf_lm_exact_bias) the i8 ×
-// 128 kernel's 64-query step went from 190 to 138 instructions a warp, its scan 426 →
-// 418 µs (ncu, session 17) and lowdim i8's device QPS +0.7 to +4.4 % at batch 10,000.
+// so whether the warp keeps any is asked first (LM_KEEP_ASK_FIRST), the compares chained
+// into one predicate (one instruction an accumulator); the bits (a select and an or more
+// each) are formed only where some lane keeps one. Measured on the H200 (session 17,
+// `docs/gpu-runs/2026-12-01-s17/1-lmdim-epi-ab/`, three rounds): with the exact tiles'
+// bias (ivf_lm_exact_bias) the i8 × 128 kernel's 64-query step went from 190 to 138
+// instructions a warp, its scan 426 → 418 µs (ncu), lowdim i8's device QPS +0.7 to
+// +4.4 % at batch 10,000, f32's −1.6 to +1.7 % and wide-f16's (f16 × 256, the 80-room
+// tile) +3.8 to +5.7 % at 10–20 probes; but lowdim f16's scan (f16 × 128, the wide-room
+// tile lmtile_f16tcw) lost 1.2–2.0 % in every round (0.84 → 0.85 ms at 20 probes), so
+// that tile keeps the single pass.
+#if defined(IVF_DTYPE_f16) && defined(LM_WIDE_ROOM)
+#define LM_KEEP_ASK_FIRST 0
+#else
+#define LM_KEEP_ASK_FIRST 1
+#endif
 template <int NT, typename Kept>
 __device__ __forceinline__ unsigned lm_keep_bits(int i0, Kept kept) {
-    bool any = false;
-    #pragma unroll
-    for (int n = 0; n < NT; ++n)
+    if (LM_KEEP_ASK_FIRST) {
+        bool any = false;
         #pragma unroll
-        for (int j = 0; j < 4; ++j) any |= kept(n, j, i0 + 8 * n + (j & 1), j >> 1);
-    if (!__any_sync(0xffffffffu, any)) return 0u;
+        for (int n = 0; n < NT; ++n)
+            #pragma unroll
+            for (int j = 0; j < 4; ++j) any |= kept(n, j, i0 + 8 * n + (j & 1), j >> 1);
+        if (!__any_sync(0xffffffffu, any)) return 0u;
+    }
     unsigned keep = 0;
     #pragma unroll
     for (int n = 0; n < NT; ++n) {
