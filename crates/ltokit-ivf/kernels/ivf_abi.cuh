@@ -74,9 +74,9 @@ extern "C" __device__ int ivf_lm_exact_bias(unsigned char* work, int dim, int qt
 struct LmCandidates {
     const float* thr;     // [qt]: -inf for an empty slot
     // [qt]: thr as an integer bound, ceil(thr[i]) saturated to int (INT_MIN for an empty
-    // slot) less ivf_lm_exact_bias(i): an exact integer score beats thr[i] only if it
-    // less that bias is below ithr[i]. Kept only where ivf_lm_exact_scores(): the 8-bit
-    // mma tiles compare their accumulators with it, no conversion a score.
+    // slot) less ivf_lm_exact_bias(i): an exact integer score beats thr[i] only if the
+    // score less that bias is below ithr[i]. Kept only where ivf_lm_exact_scores(): the
+    // 8-bit mma tiles compare their accumulators with it, no conversion a score.
     const int* ithr;
     float* score;         // [qt][cap]
     unsigned short* row;  // [qt][cap]

@@ -56,8 +56,8 @@ __device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const u
 __device__ __forceinline__ bool lm_exact_bounds() { return ivf_lm_exact_scores() && ivf_score_linear(); }
 
 // Slot i's integer bound for threshold t (LmCandidates::ithr): ceil(t), saturated (+inf →
-// INT_MAX, -inf → INT_MIN), less the tile's bias for the slot (at most INT_MIN + bias
-// before it, so that nothing wraps).
+// INT_MAX, -inf → INT_MIN), less the tile's bias for the slot (ceil(t) raised to at least
+// INT_MIN + bias first, so that the subtraction cannot wrap).
 __device__ __forceinline__ int lm_int_bound(float t, unsigned char* work, int dim, int qt, int i) {
     const int bias = ivf_lm_exact_bias(work, dim, qt, i);
     const int int_min = -2147483647 - 1;

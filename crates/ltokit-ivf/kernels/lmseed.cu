@@ -2,8 +2,9 @@
 // before it runs. A query's first `seed_rows` rows of its first probe (32-row groups) are
 // scored by `parts` warps with the per-query scan's distance fragment — warp p of the
 // query takes groups p, p + parts, …, lane l row l of each, and keeps the best 32 scores it
-// saw sorted in registers (scores only: no row ids travel through the sorting network); the first warp merges the others' lists from shared memory and
-// sets bound[q] just above the k-th best, each row raised by the most the scan's own
+// saw sorted in registers (scores only: no row ids travel through the sorting network);
+// the first warp merges the others' lists from shared memory and sets bound[q] just above
+// the k-th best, each row raised by the most the scan's own
 // arithmetic may score that row below this one's. Those k rows are in a list the query
 // probes and pass its filter, so k rows the scan scores under the bound exist: nothing of
 // the final top k is skipped. Without the seed, every tile's first step keeps all 64 rows
@@ -63,6 +64,8 @@ extern "C" __global__ void __launch_bounds__(128) ivf_lmseed_kernel(
     const bool active = qi < nq && k <= 32;
     const float inf = __int_as_float(0x7f800000);
     float d = inf;
+    // Scores only (the bound is the k-th score, whichever rows hold it).
+    WsNoId none;
     if (active) {
         unsigned char* staged = smem_raw + (long long)warp * stage_bytes;
         float qn = ivf_stage_query(queries + (long long)qi * dim * elem_bytes, staged, dim, lane, 32);
@@ -71,10 +74,8 @@ extern "C" __global__ void __launch_bounds__(128) ivf_lmseed_kernel(
         const int list = (int)probes[(long long)qi * n_probes];
         const long long off = list_offset[list];
         const int size = min(list_size[list], seed_rows);
-        // Scores only (the bound is the k-th score, whichever rows hold it); the warp's
-        // first group sorted is its list, a later one merged into it where some row beats
-        // the list's k-th.
-        WsNoId none;
+        // The warp's first group sorted is its list, a later one merged into it where some
+        // row beats the list's k-th.
         for (int g = part; g * 32 < size; g += parts) {
             float s = lmseed_row_bound(data, elem_bytes, off, size, g * 32 + lane, ids, query_base + qi, filter,
                                        filter_words, staged, dim, lane, qn);
@@ -91,10 +92,7 @@ extern "C" __global__ void __launch_bounds__(128) ivf_lmseed_kernel(
         if (lane == 0) bound[qi] = 0u;
         return;
     }
-    for (int p = 1; p < parts; ++p) {
-        WsNoId none;
-        ws_merge32(d, none, best[(warp + p) * 32 + lane], none, lane);
-    }
+    for (int p = 1; p < parts; ++p) ws_merge32(d, none, best[(warp + p) * 32 + lane], none, lane);
     const float kth = __shfl_sync(IVF_FULL, d, k - 1);
     if (lane == 0) bound[qi] = kth < inf ? lm_bound_key(nextafterf(kth, inf)) : 0u;
 }
