@@ -12,8 +12,12 @@ cold_cache() {
   rm -rf "$dir"
   mkdir -p "$dir"
   # The checked-in bundle: build.rs keeps it equal to the kernel sources the binary was
-  # built from (a copy in gpu-run/ could be stale, and its plans would then miss).
-  local bundle=crates/ltokit-ivf/kernels/prebuilt/ivf.ltkb
+  # built from (a copy in gpu-run/ could be stale, and its plans would then miss). A
+  # variant's binary (scripts/gpu-build-variants.sh) embeds its own bundle, compiled in a
+  # scratch worktree — NVRTC's output depends on the include folders' names, so its
+  # fragments differ by a few bytes from this checkout's and none of its plans would be
+  # found: name the variant's copy in BENCH_BUNDLE (gpu-run/bin/ivf-NAME.ltkb).
+  local bundle=${BENCH_BUNDLE:-crates/ltokit-ivf/kernels/prebuilt/ivf.ltkb}
   gpu-run/bin/ltokit bundle inspect "$bundle" | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
     | grep -E '^(kmeans_[a-z]+|layout_scatter|train_rows_[a-z0-9]+|coarse_scores_(mma_|h16_q[0-9]+_)?[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select_c1)$' \
     > "$dir/build-plans.txt" || return 1

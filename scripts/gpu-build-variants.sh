@@ -2,7 +2,8 @@
 # Builds `ltokit` variants for one A/B device call (scripts/gpu-ab.sh): each VARIANT is
 # NAME=PATCH[+PATCH...] (patches as in docs/wip/, applied in order to this checkout's
 # HEAD in a scratch worktree, the kernel bundle refreshed), built in release mode into
-# gpu-run/bin/ltokit-NAME. `prev=` (no patch) builds HEAD itself. The worktrees share
+# gpu-run/bin/ltokit-NAME, its embedded kernel bundle copied to gpu-run/bin/ivf-NAME.ltkb
+# (BENCH_BUNDLE of scripts/cold-cache.sh). `prev=` (no patch) builds HEAD itself. The worktrees share
 # this checkout's CUDA libraries (.cuda) and one target folder (target/variants). With
 # TESTS=1 each variant's IVF GPU test binary goes to gpu-run/bin/test-ivf-NAME too (run it
 # with --ignored --test-threads=1 TEST on the device).
@@ -33,6 +34,9 @@ for variant in "$@"; do
   CARGO_TARGET_DIR="$root/target/variants" cargo build --quiet --release --locked \
     --manifest-path "$tree/Cargo.toml" -p ltokit-cli
   cp "$root/target/variants/release/ltokit" "gpu-run/bin/ltokit-$name"
+  # The bundle that binary embeds, for warming its kernel cache (BENCH_BUNDLE of
+  # scripts/cold-cache.sh): one compiled in another tree misses its plans.
+  cp "$tree/crates/ltokit-ivf/kernels/prebuilt/ivf.ltkb" "gpu-run/bin/ivf-$name.ltkb"
   if [[ ${TESTS:-0} == 1 ]]; then
     test_exe=$(CARGO_TARGET_DIR="$root/target/variants" cargo test --quiet --release --locked \
       --manifest-path "$tree/Cargo.toml" -p ltokit-ivf --test gpu --no-run --message-format=json |

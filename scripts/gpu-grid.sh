@@ -7,6 +7,10 @@
 # carried (bin/ltokit, bin/test-ltokit-ivf-gpu-test, and the last cuVS chunk as
 # gpu-run/cuvs-LAST, the others sent before to /root/cuvs/: scripts/fetch-cuvs.sh).
 #
+# With a variant's binaries as bin/ltokit (scripts/gpu-build-variants.sh), set
+# BENCH_BUNDLE=gpu-run/bin/ivf-NAME.ltkb so that the index builds find their plans
+# (scripts/cold-cache.sh; session 17's first grid timed links inside its builds).
+#
 # usage: TESTS="large_batches every_variant" DEADLINE=450 bash scripts/gpu-grid.sh OUT_DIR
 set -u
 out=${1:?usage: gpu-grid.sh OUT_DIR}
