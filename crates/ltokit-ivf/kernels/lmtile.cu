@@ -593,7 +593,10 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
 // +4.4 % at batch 10,000, f32's −1.6 to +1.7 % and wide-f16's (f16 × 256, the 80-room
 // tile) +3.8 to +5.7 % at 10–20 probes; but lowdim f16's scan (f16 × 128, the wide-room
 // tile lmtile_f16tcw) lost 1.2–2.0 % in every round (0.84 → 0.85 ms at 20 probes), so
-// that tile keeps the single pass.
+// that tile keeps the single pass. The two f16 tiles' code differs only in their room:
+// what differs is how often the shapes that take them keep rows (the extra pass is pure
+// cost where most steps keep some), so a choice by the expected keep rate (probes, k,
+// the seed) would be the finer rule; this one follows the two measured shapes.
 #if defined(IVF_DTYPE_f16) && defined(LM_WIDE_ROOM)
 #define LM_KEEP_ASK_FIRST 0
 #else
