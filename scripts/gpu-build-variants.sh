@@ -3,8 +3,9 @@
 # NAME=PATCH[+PATCH...] (patches as in docs/wip/, applied in order to this checkout's
 # HEAD in a scratch worktree, the kernel bundle refreshed), built in release mode into
 # gpu-run/bin/ltokit-NAME, its embedded kernel bundle copied to gpu-run/bin/ivf-NAME.ltkb
-# (BENCH_BUNDLE of scripts/cold-cache.sh). `prev=` (no patch) builds HEAD itself. The worktrees share
-# this checkout's CUDA libraries (.cuda) and one target folder (target/variants). With
+# (BENCH_BUNDLE of scripts/cold-cache.sh). `prev=` (no patch) builds HEAD itself. The
+# worktrees share this checkout's CUDA libraries (.cuda) and one target folder
+# (target/variants). With
 # TESTS=1 each variant's IVF GPU test binary goes to gpu-run/bin/test-ivf-NAME too (run it
 # with --ignored --test-threads=1 TEST on the device).
 #
