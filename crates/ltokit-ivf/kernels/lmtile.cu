@@ -227,22 +227,43 @@ extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, co
 #if defined(LM_ROW_MAJOR)
     // Rows of whole 16-byte chunks at a 16-byte aligned address: a lane loads a chunk (a
     // query's loads all in flight at once) instead of one value per round trip — a
-    // 784-byte query was 25 dependent loads, and a tile stages 64.
+    // 784-byte query was 25 dependent loads, and a tile stages 64. A warp stages two
+    // queries at a time, slots i and i + LM_WARPS (qt is a multiple of 16, so both
+    // exist), their loads in flight together: a block's first step waits on this (the
+    // images' scan spent 8.7 % of its warp samples here, session 18's ncu profile).
+    // Measured on the H200 (session 18, `docs/gpu-runs/2026-12-01-s18/3-tile-seed-ab/`,
+    // `stq` against main, three rounds): device QPS at batch 10,000 images +0.3 to +2.9 %,
+    // every set −0.8 to +5.9 % (mean +1.2 %); at 1,000 −1.1 to +1.5 % (mean +0.3 %).
     const int chunks = dim / LM_CHUNK_ELEMS;
     if (dim % LM_CHUNK_ELEMS == 0 && (reinterpret_cast<unsigned long long>(queries) & 15) == 0) {
-        for (int i = warp; i < qt; i += LM_WARPS) {
-            const long long qi = qidx[i];
-            const uint4* src = reinterpret_cast<const uint4*>(q + (qi >= 0 ? qi : 0) * dim);
-            Sum part = 0;
+        for (int i0 = warp; i0 < qt; i0 += 2 * LM_WARPS) {
+            static_assert(2 * LM_WARPS == 16, "a pair of slots a warp must tile every qt");
+            const int slot[2] = {i0, i0 + LM_WARPS};
+            long long qi[2];
+            const uint4* src[2];
+            Sum part[2] = {0, 0};
+            #pragma unroll
+            for (int j = 0; j < 2; ++j) {
+                qi[j] = qidx[slot[j]];
+                src[j] = reinterpret_cast<const uint4*>(q + (qi[j] >= 0 ? qi[j] : 0) * dim);
+            }
             #pragma unroll 2
             for (int c = lane; c < chunks; c += 32) {
-                const uint4 x = qi >= 0 ? src[c] : make_uint4(0, 0, 0, 0);
-                *reinterpret_cast<uint4*>(w.qs + i * w.ld + c * LM_CHUNK_ELEMS) = x;
-                part += lm_chunk_norm(x);
+                uint4 x[2];
+                #pragma unroll
+                for (int j = 0; j < 2; ++j) x[j] = qi[j] >= 0 ? src[j][c] : make_uint4(0, 0, 0, 0);
+                #pragma unroll
+                for (int j = 0; j < 2; ++j) {
+                    *reinterpret_cast<uint4*>(w.qs + slot[j] * w.ld + c * LM_CHUNK_ELEMS) = x[j];
+                    part[j] += lm_chunk_norm(x[j]);
+                }
             }
-            for (int d = dim + lane; d < width; d += 32) w.qs[i * w.ld + d] = zero;
-            for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
-            if (lane == 0) w.qn[i] = part;
+            #pragma unroll
+            for (int j = 0; j < 2; ++j) {
+                for (int d = dim + lane; d < width; d += 32) w.qs[slot[j] * w.ld + d] = zero;
+                for (int off = 16; off > 0; off >>= 1) part[j] += __shfl_xor_sync(0xffffffffu, part[j], off);
+                if (lane == 0) w.qn[slot[j]] = part[j];
+            }
         }
     } else
 #endif
