@@ -1,6 +1,9 @@
 // Entry fragment: the (query, probe slot) pairs of a batch grouped by the list they probe,
-// for the list-major scan. Three kernels, in this order on one stream, after `counts`
-// (n_lists ints) was zeroed:
+// for the list-major scan. The pairs grouped are probe slots first_slot … first_slot +
+// slots − 1 of every query: pair i of them is number (i / slots) × n_probes + first_slot +
+// i % slots of the batch, probing list probes[number] (the scan's phases group the first
+// probes alone, then the rest: list_major::probe_phases). Three kernels, in this order on
+// one stream, after `counts` (n_lists ints) was zeroed:
 //   ivf_group_count_kernel   — pairs per list (atomics);
 //   ivf_group_offsets_kernel — one block: list_start (exclusive prefix sums of the
 //                              counts, by list number), tile_start (of ⌈count / qt⌉, by
@@ -10,10 +13,17 @@
 //                              cursor. The order within a list does not matter: each
 //                              pair's candidates are computed on their own.
 
-extern "C" __global__ void ivf_group_count_kernel(const long long* __restrict__ probes, int n_pairs, int* __restrict__ counts)
+// The batch's number of grouped pair i.
+__device__ __forceinline__ int group_pair_number(int i, int n_probes, int first_slot, int slots)
+{
+    return slots == n_probes ? i : (i / slots) * n_probes + first_slot + i % slots;
+}
+
+extern "C" __global__ void ivf_group_count_kernel(const long long* __restrict__ probes, int n_pairs, int n_probes,
+                                                   int first_slot, int slots, int* __restrict__ counts)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x)
-        atomicAdd(&counts[probes[i]], 1);
+        atomicAdd(&counts[probes[group_pair_number(i, n_probes, first_slot, slots)]], 1);
 }
 
 // Block-wide exclusive prefix sum of one value per thread (blockDim.x = 1024); returns the
@@ -74,8 +84,12 @@ extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
     if (threadIdx.x == 0) { list_start[n_lists] = totals[0]; tile_start[n_lists] = totals[1]; }
 }
 
-extern "C" __global__ void ivf_group_fill_kernel(const long long* __restrict__ probes, int n_pairs, int* __restrict__ cursor, int* __restrict__ pairs)
+extern "C" __global__ void ivf_group_fill_kernel(const long long* __restrict__ probes, int n_pairs, int n_probes,
+                                                  int first_slot, int slots, int* __restrict__ cursor,
+                                                  int* __restrict__ pairs)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x)
-        pairs[atomicAdd(&cursor[probes[i]], 1)] = i;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x) {
+        const int p = group_pair_number(i, n_probes, first_slot, slots);
+        pairs[atomicAdd(&cursor[probes[p]], 1)] = p;
+    }
 }

@@ -25,7 +25,7 @@
 
 #define IVF_LMSCAN_PARAMS                                                                        \
     const unsigned char* __restrict__ queries, int dim, int veclen, int n_probes, int qt,       \
-    int step_buffers,                                                                           \
+    int step_buffers, int work_off,                                                             \
     const int* __restrict__ pairs, const int* __restrict__ list_start,                          \
     const int* __restrict__ tile_start, const int* __restrict__ tile_rank,                      \
     const int* __restrict__ list_order, int n_lists,                                            \
@@ -33,7 +33,7 @@
     const int* __restrict__ list_size, const long long* __restrict__ ids,                       \
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,            \
     int k, unsigned int* __restrict__ bound, float* __restrict__ out_d, long long* __restrict__ out_id
-#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, step_buffers, pairs, list_start, tile_start, tile_rank, list_order, n_lists, \
+#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, step_buffers, work_off, pairs, list_start, tile_start, tile_rank, list_order, n_lists, \
     data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, bound, out_d, out_id
 
 // Candidate j of slot i's kept rows (n of them, counted from row `base` of a list of
@@ -103,10 +103,19 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     int* flush = busy_ctl + 4;                                       // [2]
     unsigned short* cand_row = reinterpret_cast<unsigned short*>(flush + 2); // [qt][cand_cap]
     unsigned char* busy_flag = reinterpret_cast<unsigned char*>(cand_row + qt * cand_cap); // [qt]
-    // 128-byte aligned: WMMA tiles need 32-byte aligned rows. Aligned as an offset from
-    // smem_raw (itself 128-byte aligned), not through an integer cast of the pointer, so
-    // that the compiler still knows it is shared memory (shared loads, 32-bit addresses).
-    const int work_off = ((int)(busy_flag + qt - smem_raw) + 127) & ~127;
+    // The work area starts at work_off, the end of the arrays above rounded up to 128
+    // bytes (WMMA tiles need 32-byte aligned rows), which the host computes
+    // (`list_major::tile::work_offset`): as a kernel argument it is an operand of the
+    // address arithmetic where the offset computed here from qt was recomputed at each
+    // use under the capped kernels' registers (about ten instructions each, in the row
+    // copy, the multiply and every kept row's score). With lm_round_chunk's row copy
+    // (lmtile.cu), measured on the H200 (session 19, `docs/gpu-runs/2026-12-02-s19/
+    // 2-lean-phase-ab/`, `lean` against main, three rounds): lowdim-i8 (the capped
+    // kernel, linked for its dimension) +2.9 / +4.3 / +5.3 % at batch 10,000 and +3.1 /
+    // +4.7 / +3.4 % at 1,000; f32 +0.1 to +2.0 %; the register tiles of f16, the images
+    // and wide-i8 −0.3 to −2.9 % (main's own rows move about 2 % between calls). An offset
+    // from smem_raw (itself 128-byte aligned), not an integer cast of a pointer, so that
+    // the compiler still knows it is shared memory (shared loads, 32-bit addresses).
     unsigned char* work = smem_raw + work_off;
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -310,6 +310,23 @@ __device__ __forceinline__ LmChunkAt lm_chunk_at(int c, int per_group, int lane)
     return {second, (second ? 32 : 0) + lane, (in_group >> 5) * LM_CHUNK_ELEMS};
 }
 
+// Whether a group's chunks are a whole number of the block's rounds (LM_THREADS chunks
+// each): then every round lies in one group, and lm_round_chunk places a thread's chunks.
+__device__ __forceinline__ bool lm_whole_rounds(int per_group) { return per_group % LM_THREADS == 0; }
+
+// Where the thread's chunk of round j goes (chunk j · LM_THREADS + threadIdx.x), where
+// lm_whole_rounds: its group and its first value's offset are functions of j alone plus
+// the warp — constants of the link where the dimension is (lmdim plans), and no compare or
+// shift a chunk where lm_chunk_at takes one of each. The capped i8 × 128 kernel's row copy
+// went from 74 to about 48 instructions a warp a step (ncu source counters, session 19),
+// measured with the work area's offset as a kernel argument (lmscan.cu): below.
+__device__ __forceinline__ LmChunkAt lm_round_chunk(int j, int per_group, int warp, int lane) {
+    const int first = j * LM_THREADS;
+    const bool second = first >= per_group;
+    const int first_in_group = second ? first - per_group : first;
+    return {second, (second ? 32 : 0) + lane, ((first_in_group >> 5) + warp) * LM_CHUNK_ELEMS};
+}
+
 #if defined(LM_ASYNC_ROWS)
 extern "C" __device__ bool ivf_lm_async_rows() { return true; }
 
@@ -320,16 +337,22 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, i
     if (!lm_chunked(dim, veclen)) return;
     const LmWork w = lm_work(work, dim, qt, slot);
     const int per_group = (dim / LM_CHUNK_ELEMS) * 32;
-    const int lane = threadIdx.x % 32;
-    #pragma unroll 4
-    for (int c = threadIdx.x; c < 2 * per_group; c += LM_THREADS) {
-        const LmChunkAt at = lm_chunk_at(c, per_group, lane);
-        const bool have = c < per_group * groups;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // src-size 0 reads nothing and writes 16 zero bytes.
+    auto copy = [&](int c, const LmChunkAt& at) {
+        const bool have = (at.second ? 1 : 0) < groups;
         const unsigned dst = (unsigned)__cvta_generic_to_shared(w.xs + lm_row_slot(w, at.row, at.d0));
-        // src-size 0 reads nothing and writes 16 zero bytes.
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                      :: "r"(dst), "l"(rows + (have ? c : 0) * 16), "r"(have ? 16 : 0) : "memory");
+    };
+    if (lm_whole_rounds(per_group)) {
+        const int rounds = 2 * per_group / LM_THREADS;
+        #pragma unroll 4
+        for (int j = 0; j < rounds; ++j) copy(j * LM_THREADS + (int)threadIdx.x, lm_round_chunk(j, per_group, warp, lane));
+        return;
     }
+    #pragma unroll 4
+    for (int c = threadIdx.x; c < 2 * per_group; c += LM_THREADS) copy(c, lm_chunk_at(c, per_group, lane));
 }
 
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs*, unsigned char* work, int qt, int slot) {
@@ -387,7 +410,26 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
     // A thread's row within its group is always `lane` (chunk counts and strides are
     // multiples of 32); its norm parts are kept per group.
     Sum part[2] = {0, 0};
-    if (lm_chunked(dim, veclen)) {
+    if (lm_chunked(dim, veclen) && lm_whole_rounds((dim / LM_CHUNK_ELEMS) * 32)) {
+        // As below, each round's group and offsets from lm_round_chunk.
+        const int per_group = (dim / LM_CHUNK_ELEMS) * 32;
+        const int rounds = 2 * per_group / LM_THREADS;
+        const uint4 none = make_uint4(0, 0, 0, 0);
+        const uint4* src = reinterpret_cast<const uint4*>(rows);
+        // Round j's chunk: from the registers for the first LM_PREFETCH rounds, else loaded
+        // here (four in flight at a time); zeros past the list's last group.
+        auto put = [&](int j) {
+            const LmChunkAt at = lm_round_chunk(j, per_group, warp, lane);
+            const bool have = (at.second ? 1 : 0) < groups;
+            const uint4 x = !have ? none : j < LM_PREFETCH ? regs->v[j] : src[j * LM_THREADS + threadIdx.x];
+            part[at.second ? 1 : 0] += lm_put_chunk(w, x, at.d0, at.row);
+        };
+        #pragma unroll
+        for (int j = 0; j < LM_PREFETCH; ++j)
+            if (j < rounds) put(j);
+        #pragma unroll 4
+        for (int j = LM_PREFETCH; j < rounds; ++j) put(j);
+    } else if (lm_chunked(dim, veclen)) {
         const int per_group = (dim / LM_CHUNK_ELEMS) * 32;
         const uint4 none = make_uint4(0, 0, 0, 0);
         #pragma unroll

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use ltokit::cache::CacheConfig;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{synthetic, Rng};
-use ltokit_ivf::gpu::{DeviceLists, GpuIndex, IvfGpu, Neighbors, ScanPath, TileArith, EXACT_CHUNK};
+use ltokit_ivf::gpu::{
+    DeviceLists, GpuIndex, IvfGpu, Neighbors, ProbePhases, ScanPath, TileArith, EXACT_CHUNK,
+};
 use ltokit_ivf::kmeans::{assign_cpu, train, training_rows, training_set, KMeansParams};
 use ltokit_ivf::reference::{coarse, exact, scan_lists};
 use ltokit_ivf::{DType, Filter, IvfIndex, Matrix, Metric};
@@ -399,6 +401,17 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
             &[ScanPath::ListMajor],
             &format!("{dtype:?} ({tile}) dim {dim} {metric:?}"),
         );
+        // The same pairs in two phases (each query's first probe alone, then the rest: the
+        // second phase's tiles start from the first's bounds), which batches this small
+        // do not take by themselves.
+        engine.set_probe_phases(ProbePhases::Always);
+        checked += probed.check_all(
+            &[Filter::None],
+            &[10, 100],
+            &[ScanPath::ListMajor],
+            &format!("{dtype:?} ({tile}) dim {dim} {metric:?} in two phases"),
+        );
+        engine.set_probe_phases(ProbePhases::Auto);
         // The full search (coarse search included) agrees with the per-query path.
         for path in [ScanPath::PerQuery, ScanPath::ListMajor] {
             gindex.set_scan_path(path);

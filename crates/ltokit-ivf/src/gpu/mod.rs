@@ -46,7 +46,9 @@ pub use centers::DeviceCenters;
 pub use coarse::MatrixArith;
 pub(crate) use kernels::KernelSpec;
 pub use link_ahead::{IndexShape, LinkAhead};
-pub use list_major::{LmTile, ScanPath, TileArith, SEED_MIN_ROWS};
+pub use list_major::{
+    LmTile, ProbePhases, ScanPath, TileArith, MIN_PAIRS_PER_LIST_PHASED, SEED_MIN_ROWS,
+};
 pub use lists::DeviceLists;
 pub use search::{FirstSearch, GpuIndex};
 
@@ -154,6 +156,8 @@ pub struct IvfGpu {
     shared_limit: Mutex<Option<list_major::SharedMemory>>,
     /// Which tiles list-major scans use ([`IvfGpu::set_tile_arith`]).
     tile_arith: Mutex<list_major::TileArith>,
+    /// Whether list-major batches scan in two phases ([`IvfGpu::set_probe_phases`]).
+    probe_phases: Mutex<list_major::ProbePhases>,
 }
 
 /// An engine waits, when dropped, for the links its background threads are in the middle
@@ -198,6 +202,7 @@ impl IvfGpu {
             coarse_scratch: Mutex::new(coarse::CoarseScratch::default()),
             shared_limit: Mutex::new(None),
             tile_arith: Mutex::new(list_major::TileArith::Mma),
+            probe_phases: Mutex::new(list_major::ProbePhases::Auto),
         })
     }
 

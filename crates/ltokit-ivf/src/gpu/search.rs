@@ -142,7 +142,7 @@ impl GpuIndex {
                     self.metric,
                     &Filter::None,
                     FIRST_K,
-                    (FIRST_BATCH, n_probes),
+                    ((FIRST_BATCH, n_probes), engine.probe_phases_choice()),
                     engine.shared_limit()?,
                 )?
                 .into_vec(),
@@ -269,7 +269,7 @@ impl GpuIndex {
                 self.metric,
                 filter,
                 k,
-                (batch, n_probes),
+                ((batch, n_probes), engine.probe_phases_choice()),
                 engine.shared_limit()?,
             )?
             .into_vec();

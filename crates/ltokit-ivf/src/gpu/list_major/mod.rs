@@ -6,14 +6,19 @@
 //! batches); [`ScanPath::Auto`] picks it from the batch shape. Tiles skip rows that
 //! cannot enter their query's final top k: a per-query bound each tile lowers as its pair
 //! fills, which `kernels/lmseed.cu` may first set from the first rows of the query's
-//! first probe (`seeds_bounds`).
+//! first probe (`seeds_bounds`) — or, in batches with many pairs a list, a first phase
+//! that scans each query's first probe alone sets from its whole nearest list before the
+//! other probes are scanned (`probe_phases`, `phased`).
 //!
-//! Here: the grouping, the seed and the scan's launches. `path`: which scan a search runs
+//! Here: the grouping, the seed, the phases and the scan's launches. `path`: which scan a search runs
 //! (the thresholds `Auto` uses). `tile`: the tile's arithmetic, its queries per tile and
 //! the shared memory a block needs.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use ltokit::launch::{
-    CudaSlice, CudaViewMut, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param,
+    CudaSlice, CudaViewMut, DeviceElem, Elem, Extent, Kernel, Launch, LaunchConfig, Param,
 };
 use ltokit::{Error, Result};
 
@@ -46,6 +51,7 @@ const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::I32,                            // n_probes
         Param::I32,                            // queries per tile
         Param::I32,                            // step buffers
+        Param::I32,                            // work area offset (BlockLayout)
         Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
         Param::Buffer(Elem::I32, Extent::Any), // list_start
         Param::Buffer(Elem::I32, Extent::Any), // tile_start, by rank
@@ -123,13 +129,21 @@ fn seed_block(dim: usize, rows: usize) -> SeedBlock {
 
 /// `ivf_group_count` and `ivf_group_fill`: probes, pair count, counts or cursors, and for
 /// the fill the pairs.
+/// Both take the pairs' numbering after the pair count: n_probes, the first probe slot and
+/// the slots a query (group.cu).
 const GROUP_COUNT_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I64, Extent::Any),
+    Param::I32,
+    Param::I32,
+    Param::I32,
     Param::I32,
     Param::BufferMut(Elem::I32, Extent::Any),
 ];
 const GROUP_FILL_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I64, Extent::Any),
+    Param::I32,
+    Param::I32,
+    Param::I32,
     Param::I32,
     Param::BufferMut(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
@@ -159,6 +173,8 @@ pub(crate) struct ListMajorKernels {
     pub seed: Option<SeedKernel>,
     /// Which scan kernel `scan` is (its blocks an SM decide the block layout).
     pub kernel: LmKernel,
+    /// Whether the batch scans in two phases ([`probe_phases`], [`phased`]).
+    pub two_phases: bool,
 }
 
 /// The seed of one list-major scan shape: its kernel, and the rows and launch shape the
@@ -216,14 +232,19 @@ pub(crate) fn list_major_kernels(
     metric: Metric,
     filter: &Filter,
     k: usize,
-    batch: (usize, usize),
+    (batch, phases): ((usize, usize), ProbePhases),
     shared: SharedMemory,
 ) -> Result<ListMajorKernels> {
     let (nb, n_probes) = batch;
     let cap = capacity(k)?;
     let kernel = LmKernel::choose(tile, lists.dim, k, shared)?;
     let mean_rows = lists.n_rows() / lists.n_lists().max(1);
-    let seed = seeds_bounds(lists.dtype, k, n_probes, mean_rows).then(|| {
+    let two_phases = phased(phases, n_probes, nb * n_probes, lists.n_lists);
+    // Two phases take the place of the seed: the first phase's bounds are tighter than the
+    // seed's, which only shortens the first phase (measured in the same runs as
+    // MIN_PAIRS_PER_LIST_PHASED: two phases without the seed beat them with it by 0.2 to
+    // 7 % at every shape of the grid where two phases pay).
+    let seed = (!two_phases && seeds_bounds(lists.dtype, k, n_probes, mean_rows)).then(|| {
         let rows = seed_rows(lists.dim, lists.dtype.size());
         let block = seed_block(lists.dim, rows);
         SeedKernel {
@@ -269,6 +290,7 @@ pub(crate) fn list_major_kernels(
         merge: merge_kernel(metric, k, nb, n_probes * k)?,
         seed,
         kernel,
+        two_phases,
     })
 }
 
@@ -289,9 +311,18 @@ fn largest_block(
     Ok(largest.min(shared.per_block))
 }
 
-/// Device buffers of the grouping, reused across calls.
+/// Device buffers of the list-major scan, reused across calls.
 #[derive(Default)]
 pub(crate) struct PairGroups {
+    grouping: Grouping,
+    /// Per query of the batch: the best k-th score any of its pairs reached (lmscan.cu).
+    bound: Buffer<u32>,
+}
+
+/// Device buffers of one grouping of pairs by list (group.cu); each phase of a batch
+/// ([`probe_phases`]) groups its pairs into them again.
+#[derive(Default)]
+struct Grouping {
     counts: Buffer<i32>,
     list_start: Buffer<i32>,
     tile_start: Buffer<i32>,
@@ -299,14 +330,173 @@ pub(crate) struct PairGroups {
     tile_rank: Buffer<i32>,
     cursor: Buffer<i32>,
     pairs: Buffer<i32>,
-    /// Per query of the batch: the best k-th score any of its pairs reached (lmscan.cu).
-    bound: Buffer<u32>,
+}
+
+/// One grouping's result on the device, for the scan's launch.
+struct Grouped<'g> {
+    pairs: &'g CudaSlice<i32>,
+    list_start: &'g CudaSlice<i32>,
+    tile_start: &'g CudaSlice<i32>,
+    tile_rank: &'g CudaSlice<i32>,
+    /// The scan's grid: at least as many blocks as tiles.
+    tiles: usize,
+}
+
+/// The grouping's three kernels.
+struct GroupKernels {
+    count: Arc<Kernel>,
+    offsets: Arc<Kernel>,
+    fill: Arc<Kernel>,
+}
+
+/// Whether a list-major batch scans in two phases ([`probe_phases`]): by its shape
+/// ([`phased`]), always, or never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbePhases {
+    /// Two phases where the batch has at least [`MIN_PAIRS_PER_LIST_PHASED`] pairs a list.
+    Auto,
+    /// Two phases wherever a query has more than one probe.
+    Always,
+    /// One phase.
+    Never,
+}
+
+/// Pairs a probed list must have on average for a list-major batch to scan in two phases
+/// ([`phased`]). The second phase starts from each query's exact k-th over its whole
+/// nearest list and keeps far fewer rows (lowdim-i8 × 10: its scan 391 → 313 µs for 9/10
+/// of the pairs), but the first phase's tiles are the lists' first probes alone — mostly
+/// partial — so each list takes about one tile more. Measured on the H200 (session 19,
+/// `docs/gpu-runs/2026-12-02-s19/2-lean-phase-ab/`, three rounds, device QPS of two
+/// phases without the seed against one phase, both with the lean step): at 390 or more
+/// pairs a list, images × 10 / × 20 +5.6 / +8.2 %, wide-f16 × 20 / × 50 +2.4 / +3.7 %,
+/// wide-i8 +1.7 / +3.6 %, i8 × 50 +1.5 %, f16 and f32 × 50 +0.4 / +0.7 %; at 195, f16 and
+/// f32 × 20 −3.1 / −4.0 %, i8 × 20 −1.4 %, images × 5 −2.3 % (wide-i8 × 10 +1.9 %); at 98
+/// or fewer, −8 to −28 %, and −17 to −36 % at every batch of 1,000.
+pub const MIN_PAIRS_PER_LIST_PHASED: usize = 300;
+
+/// Whether a batch of `n_pairs` pairs over `n_lists` lists scans in two phases under
+/// `choice`.
+pub(crate) fn phased(choice: ProbePhases, n_probes: usize, n_pairs: usize, n_lists: usize) -> bool {
+    n_probes > 1
+        && match choice {
+            ProbePhases::Auto => n_pairs >= MIN_PAIRS_PER_LIST_PHASED * n_lists.max(1),
+            ProbePhases::Always => true,
+            ProbePhases::Never => false,
+        }
+}
+
+/// The probe slots each phase of a list-major batch scans, in order: with `two`, the first
+/// probes alone, then the rest — so that the rest start from bounds that are each query's
+/// exact k-th over its whole nearest list (the first phase's scan lowers them as it goes),
+/// not from the seed's first rows or from nothing; the first phase's candidates stay those
+/// of the pairs of slot 0, so no row is scanned twice and the merge is unchanged. The
+/// measurements that set when: [`MIN_PAIRS_PER_LIST_PHASED`].
+pub(crate) fn probe_phases(n_probes: usize, two: bool) -> Vec<Range<usize>> {
+    if two && n_probes > 1 {
+        vec![0..1, 1..n_probes]
+    } else {
+        std::iter::once(0..n_probes).collect()
+    }
 }
 
 /// Threads per block of the grouping's element-wise kernels.
 const GROUP_THREADS: usize = 256;
 
 impl IvfGpu {
+    /// Groups the pairs of probe slots `slots` of batch `b`'s queries by list into `g`
+    /// (the three kernels of group.cu), tiles of `qt` pairs.
+    fn group_pairs<'g, T: DeviceElem>(
+        &self,
+        kernels: &GroupKernels,
+        g: &'g mut Grouping,
+        b: &ScanBatch<'_, T>,
+        slots: Range<usize>,
+        qt: usize,
+    ) -> Result<Grouped<'g>> {
+        let gpu = &self.gpu;
+        let stream = gpu.stream();
+        let n_lists = b.lists.n_lists;
+        let n_pairs = b.nb * slots.len();
+        // Tiles: at most one partial tile per probed list besides the full ones.
+        let tiles = n_lists.min(n_pairs) + n_pairs / qt;
+        let Grouping {
+            counts,
+            list_start,
+            tile_start,
+            tile_rank,
+            cursor,
+            pairs,
+        } = g;
+        let counts = counts.at_least(gpu, n_lists)?;
+        let list_start = list_start.at_least(gpu, n_lists + 1)?;
+        let tile_start = tile_start.at_least(gpu, n_lists + 1)?;
+        let tile_rank = tile_rank.at_least(gpu, tiles)?;
+        let cursor = cursor.at_least(gpu, n_lists)?;
+        let pairs = pairs.at_least(gpu, n_pairs)?;
+        let (n_pairs_i, n_probes_i, first_i, slots_i) = (
+            n_pairs as i32,
+            b.n_probes as i32,
+            slots.start as i32,
+            slots.len() as i32,
+        );
+        let (n_lists_i, qt_i) = (n_lists as i32, qt as i32);
+        let elementwise = LaunchConfig {
+            grid_dim: (n_pairs.div_ceil(GROUP_THREADS).clamp(1, 4096) as u32, 1, 1),
+            block_dim: (GROUP_THREADS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        gpu.clear(counts)?;
+        let launch = Launch::on(stream, &kernels.count, elementwise)
+            .view(&b.probes)
+            .scalar(&n_pairs_i)
+            .scalar(&n_probes_i)
+            .scalar(&first_i)
+            .scalar(&slots_i)
+            .buffer_mut(counts);
+        // SAFETY: reads the probes of the pairs' numbers q × n_probes + s (q < nb, s in
+        // `slots` within n_probes: below nb × n_probes, ScanBatch::check_buffers), each
+        // a list number below n_lists (from the coarse search or range-checked by the
+        // caller), and increments counts[list] within its n_lists entries.
+        unsafe { launch.run() }?;
+        let one_block = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let launch = Launch::on(stream, &kernels.offsets, one_block)
+            .buffer(counts)
+            .scalar(&n_lists_i)
+            .scalar(&qt_i)
+            .buffer(&b.lists.list_order)
+            .buffer_mut(list_start)
+            .buffer_mut(tile_start)
+            .buffer_mut(tile_rank)
+            .buffer_mut(cursor);
+        // SAFETY: reads n_lists counts and the n_lists entries of list_order (a permutation
+        // of the list numbers, DeviceLists), writes n_lists + 1 list and tile starts, the
+        // rank of each tile (Σ ⌈count / qt⌉ ≤ `tiles` of them) and n_lists cursors, the
+        // lengths allocated above.
+        unsafe { launch.run() }?;
+        let launch = Launch::on(stream, &kernels.fill, elementwise)
+            .view(&b.probes)
+            .scalar(&n_pairs_i)
+            .scalar(&n_probes_i)
+            .scalar(&first_i)
+            .scalar(&slots_i)
+            .buffer_mut(cursor)
+            .buffer_mut(pairs);
+        // SAFETY: the same probes as the count; each pair takes one slot of its list's
+        // range of `pairs` (the counts sum to n_pairs, the length allocated above).
+        unsafe { launch.run() }?;
+        Ok(Grouped {
+            pairs,
+            list_start,
+            tile_start,
+            tile_rank,
+            tiles,
+        })
+    }
+
     /// The list-major scan of one batch and its merge: candidates into `cand` (at least
     /// `nb × n_probes × k` each), each query's top `k` into `out` (at least `nb × k`).
     pub(crate) fn list_major_batch<T: DeviceElem>(
@@ -326,15 +516,13 @@ impl IvfGpu {
             )));
         }
         let tile = self.list_major_tile_arithmetic(lists.dtype);
-        let qt = self
-            .list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
-            .map_err(Error::InvalidArgument)?;
         let shared = self.shared_limit()?;
         let ListMajorKernels {
             scan,
             group: [count, offsets, fill],
             seed,
             kernel,
+            two_phases,
             ..
         } = list_major_kernels(
             lists,
@@ -342,16 +530,17 @@ impl IvfGpu {
             b.metric,
             b.filter,
             b.k,
-            (b.nb, b.n_probes),
+            ((b.nb, b.n_probes), self.probe_phases_choice()),
             shared,
         )?;
-        let layout = block_layout(tile, lists.dim, b.k, qt, kernel, shared)?;
         let scan_k = self
             .kernels
             .kernel(&scan.plan, scan.signature, scan.shared)?;
-        let count_k = self.kernels.kernel(&count.plan, count.signature, 0)?;
-        let offsets_k = self.kernels.kernel(&offsets.plan, offsets.signature, 0)?;
-        let fill_k = self.kernels.kernel(&fill.plan, fill.signature, 0)?;
+        let group_k = GroupKernels {
+            count: self.kernels.kernel(&count.plan, count.signature, 0)?,
+            offsets: self.kernels.kernel(&offsets.plan, offsets.signature, 0)?,
+            fill: self.kernels.kernel(&fill.plan, fill.signature, 0)?,
+        };
         // The seed's kernel, with the rows and launch shape it was sized for.
         let seed = match seed {
             Some(SeedKernel { spec, rows, block }) => Some((
@@ -364,63 +553,7 @@ impl IvfGpu {
         };
         let gpu = &self.gpu;
         let stream = gpu.stream();
-        let n_lists = lists.n_lists;
-        let counts = groups.counts.at_least(gpu, n_lists)?;
-        let list_start = groups.list_start.at_least(gpu, n_lists + 1)?;
-        let tile_start = groups.tile_start.at_least(gpu, n_lists + 1)?;
-        // Tiles: at most one partial tile per probed list besides the full ones.
-        let tiles = n_lists.min(n_pairs) + n_pairs / qt;
-        let tile_rank = groups.tile_rank.at_least(gpu, tiles)?;
-        let cursor = groups.cursor.at_least(gpu, n_lists)?;
-        let pairs = groups.pairs.at_least(gpu, n_pairs)?;
         let bound = groups.bound.at_least(gpu, b.nb)?;
-        let (n_pairs_i, n_lists_i, qt_i) = (n_pairs as i32, n_lists as i32, qt as i32);
-        let step_buffers_i = layout.step_buffers as i32;
-        let elementwise = LaunchConfig {
-            grid_dim: (n_pairs.div_ceil(GROUP_THREADS).clamp(1, 4096) as u32, 1, 1),
-            block_dim: (GROUP_THREADS as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
-
-        gpu.clear(counts)?;
-        if seed.is_none() {
-            gpu.clear(bound)?;
-        }
-        let launch = Launch::on(stream, &count_k, elementwise)
-            .view(&b.probes)
-            .scalar(&n_pairs_i)
-            .buffer_mut(counts);
-        // SAFETY: reads n_pairs probes (ScanBatch::check_buffers), each a list number below
-        // n_lists (from the coarse search or range-checked by the caller), and increments
-        // counts[list] within its n_lists entries.
-        unsafe { launch.run() }?;
-        let one_block = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (1024, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let launch = Launch::on(stream, &offsets_k, one_block)
-            .buffer(counts)
-            .scalar(&n_lists_i)
-            .scalar(&qt_i)
-            .buffer(&lists.list_order)
-            .buffer_mut(list_start)
-            .buffer_mut(tile_start)
-            .buffer_mut(tile_rank)
-            .buffer_mut(cursor);
-        // SAFETY: reads n_lists counts and the n_lists entries of list_order (a permutation
-        // of the list numbers, DeviceLists), writes n_lists + 1 list and tile starts, the
-        // rank of each tile (Σ ⌈count / qt⌉ ≤ `tiles` of them) and n_lists cursors, the
-        // lengths allocated above.
-        unsafe { launch.run() }?;
-        let launch = Launch::on(stream, &fill_k, elementwise)
-            .view(&b.probes)
-            .scalar(&n_pairs_i)
-            .buffer_mut(cursor)
-            .buffer_mut(pairs);
-        // SAFETY: each pair takes one slot of its list's range of `pairs` (the counts sum
-        // to n_pairs, the length allocated above).
-        unsafe { launch.run() }?;
         let (dim_i, nb_i, probes_i, elem, base, k_i) = (
             lists.dim as i32,
             b.nb as i32,
@@ -429,67 +562,83 @@ impl IvfGpu {
             b.query_base as i32,
             b.k as i32,
         );
-        if let Some((seed_k, rows, block)) = &seed {
-            let seed_cfg = LaunchConfig {
-                grid_dim: (b.nb.div_ceil(block.queries) as u32, 1, 1),
-                block_dim: ((32 * block.parts * block.queries) as u32, 1, 1),
-                shared_mem_bytes: block.shared as u32,
+        match &seed {
+            None => gpu.clear(bound)?,
+            Some((seed_k, rows, block)) => {
+                let seed_cfg = LaunchConfig {
+                    grid_dim: (b.nb.div_ceil(block.queries) as u32, 1, 1),
+                    block_dim: ((32 * block.parts * block.queries) as u32, 1, 1),
+                    shared_mem_bytes: block.shared as u32,
+                };
+                let (rows_i, parts_i) = (*rows as i32, block.parts as i32);
+                let launch = Launch::on(stream, seed_k, seed_cfg)
+                    .view(&b.queries)
+                    .scalar(&dim_i)
+                    .scalar(&probes_i)
+                    .scalar(&nb_i)
+                    .view(&b.probes)
+                    .scalar(&rows_i)
+                    .scalar(&parts_i);
+                let launch = b
+                    .list_and_filter_args(launch, &elem, &base, &k_i)
+                    .buffer_mut(bound);
+                // SAFETY: the warps of query q < nb read query q and its first probe
+                // (check_buffers: nb queries and nb × n_probes probes, each a list below
+                // n_lists), at most the first `rows` rows of that list (lists are padded
+                // to 32-row groups; rows past its size are not read), the filter within
+                // its words, and write bound[q] (nb allocated above); the block's shared
+                // memory is what seed_block gave the kernel for these rows.
+                unsafe { launch.run() }?;
+            }
+        }
+        let (cand_d, cand_i) = cand;
+        for slots in probe_phases(b.n_probes, two_phases) {
+            let n_pairs = b.nb * slots.len();
+            let qt = self
+                .list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
+                .map_err(Error::InvalidArgument)?;
+            let layout = block_layout(tile, lists.dim, b.k, qt, kernel, shared)?;
+            let g = self.group_pairs(&group_k, &mut groups.grouping, b, slots, qt)?;
+            self.profiler.lap(gpu, Stage::Group)?;
+            let cfg = LaunchConfig {
+                grid_dim: (g.tiles as u32, 1, 1),
+                block_dim: (LM_THREADS, 1, 1),
+                shared_mem_bytes: layout.shared_bytes as u32,
             };
-            let (rows_i, parts_i) = (*rows as i32, block.parts as i32);
-            let launch = Launch::on(stream, seed_k, seed_cfg)
+            let (veclen_i, qt_i, n_lists_i) =
+                (lists.veclen as i32, qt as i32, lists.n_lists as i32);
+            let (step_buffers_i, work_offset_i) =
+                (layout.step_buffers as i32, layout.work_offset as i32);
+            let launch = Launch::on(stream, &scan_k, cfg)
                 .view(&b.queries)
                 .scalar(&dim_i)
+                .scalar(&veclen_i)
                 .scalar(&probes_i)
-                .scalar(&nb_i)
-                .view(&b.probes)
-                .scalar(&rows_i)
-                .scalar(&parts_i);
+                .scalar(&qt_i)
+                .scalar(&step_buffers_i)
+                .scalar(&work_offset_i)
+                .buffer(g.pairs)
+                .buffer(g.list_start)
+                .buffer(g.tile_start)
+                .buffer(g.tile_rank)
+                .buffer(&lists.list_order)
+                .scalar(&n_lists_i);
+            let bound = groups.bound.at_least(gpu, b.nb)?;
             let launch = b
                 .list_and_filter_args(launch, &elem, &base, &k_i)
-                .buffer_mut(bound);
-            // SAFETY: the warps of query q < nb read query q and its first probe
-            // (check_buffers: nb queries and nb × n_probes probes, each a list below
-            // n_lists), at most the first `rows` rows of that list (lists are padded to
-            // 32-row groups; rows past its size are not read), the filter within its words,
-            // and write bound[q] (nb allocated above); the block's shared memory is what
-            // seed_block gave the kernel for these rows.
+                .buffer_mut(bound)
+                .buffer_mut(&mut *cand_d)
+                .buffer_mut(&mut *cand_i);
+            // SAFETY: blocks past tile_start[n_lists] return at once; a tile reads its
+            // pairs within list_start's ranges (built just above from this batch's
+            // probes: pair numbers below nb × n_probes), their queries (pair / n_probes
+            // < nb, checked by check_buffers), its list's whole 32-row groups (lists are
+            // padded to 32 rows), the filter within its words, and writes k candidates at
+            // pair × k < nb × n_probes × k, within cand (checked), and the bounds of its
+            // queries (< nb, the length allocated above).
             unsafe { launch.run() }?;
+            self.profiler.lap(gpu, Stage::Scan)?;
         }
-        self.profiler.lap(gpu, Stage::Group)?;
-
-        let veclen_i = lists.veclen as i32;
-        let cfg = LaunchConfig {
-            grid_dim: (tiles as u32, 1, 1),
-            block_dim: (LM_THREADS, 1, 1),
-            shared_mem_bytes: layout.shared_bytes as u32,
-        };
-        let (cand_d, cand_i) = cand;
-        let launch = Launch::on(stream, &scan_k, cfg)
-            .view(&b.queries)
-            .scalar(&dim_i)
-            .scalar(&veclen_i)
-            .scalar(&probes_i)
-            .scalar(&qt_i)
-            .scalar(&step_buffers_i)
-            .buffer(pairs)
-            .buffer(list_start)
-            .buffer(tile_start)
-            .buffer(tile_rank)
-            .buffer(&lists.list_order)
-            .scalar(&n_lists_i);
-        let launch = b
-            .list_and_filter_args(launch, &elem, &base, &k_i)
-            .buffer_mut(bound)
-            .buffer_mut(&mut *cand_d)
-            .buffer_mut(&mut *cand_i);
-        // SAFETY: blocks past tile_start[n_lists] return at once; a tile reads its pairs
-        // within list_start's ranges (built above from the same probes), their queries
-        // (pair / n_probes < nb, checked by check_buffers), its list's whole 32-row groups
-        // (lists are padded to 32 rows), the filter within its words, and writes k
-        // candidates at pair × k < nb × n_probes × k, within cand (checked), and the bounds
-        // of its queries (< nb, the length allocated above).
-        unsafe { launch.run() }?;
-        self.profiler.lap(gpu, Stage::Scan)?;
         self.merge(
             b.metric,
             b.nb,
@@ -498,7 +647,7 @@ impl IvfGpu {
             (&*cand_d, &*cand_i),
             out,
         )?;
-        self.profiler.lap(gpu, Stage::Merge)
+        self.profiler.lap(&self.gpu, Stage::Merge)
     }
 }
 
@@ -519,6 +668,41 @@ mod tests {
         assert!(!seeds_bounds(DType::U8, 10, 20, 234));
         assert!(seeds_bounds(DType::U8, 10, 2, SEED_MIN_ROWS / 2));
         assert!(!seeds_bounds(DType::U8, 10, 2, SEED_MIN_ROWS / 2 - 1));
+    }
+
+    #[test]
+    fn a_batch_scans_the_first_probes_alone_then_the_rest() {
+        assert_eq!(
+            probe_phases(1, true),
+            std::iter::once(0..1).collect::<Vec<_>>()
+        );
+        assert_eq!(probe_phases(2, true), [0..1, 1..2]);
+        assert_eq!(probe_phases(10, true), [0..1, 1..10]);
+        assert_eq!(
+            probe_phases(10, false),
+            std::iter::once(0..10).collect::<Vec<_>>()
+        );
+        // Every slot exactly once, in order.
+        for n_probes in 1..40 {
+            for two in [false, true] {
+                let slots: Vec<usize> = probe_phases(n_probes, two).into_iter().flatten().collect();
+                assert_eq!(slots, (0..n_probes).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn batches_scan_in_two_phases_from_300_pairs_a_list_with_more_than_one_probe() {
+        let auto = ProbePhases::Auto;
+        // Images × 10 at 10,000 queries: 390 pairs a list; × 5: 195.
+        assert!(phased(auto, 10, 100_000, 256));
+        assert!(!phased(auto, 5, 50_000, 256));
+        assert!(phased(auto, 2, 300 * 256, 256));
+        assert!(!phased(auto, 2, 300 * 256 - 1, 256));
+        // One probe has nothing to scan after its first; forcing does not change that.
+        assert!(!phased(ProbePhases::Always, 1, 1_000_000, 2));
+        assert!(phased(ProbePhases::Always, 2, 2, 1000));
+        assert!(!phased(ProbePhases::Never, 50, 1_000_000, 1));
     }
 
     #[test]

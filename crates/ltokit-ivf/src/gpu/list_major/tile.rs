@@ -405,11 +405,18 @@ pub fn shared_bytes(tile: LmTile, dim: usize, k: usize, qt: usize) -> Result<usi
 
 /// [`shared_bytes`] of a kernel that copies rows `rows`.
 fn block_bytes(tile: LmTile, dim: usize, k: usize, qt: usize, rows: RowCopy) -> Result<usize> {
+    Ok(work_offset(k, qt, rows)? + 128 + work_bytes(tile, dim, qt, rows))
+}
+
+/// Where the work area starts in a list-major block's shared memory (the kernel's
+/// `work_off` argument, kernels/lmscan.cu): after the top-k lists, the candidate scores
+/// and rows, the thresholds, bounds, counts, query numbers, pairs, busy slots and integer
+/// thresholds, the busy counters and flush flags and the busy flags, rounded up to 128
+/// bytes.
+fn work_offset(k: usize, qt: usize, rows: RowCopy) -> Result<usize> {
     let cap = capacity(k)?;
-    // Top-k lists; candidate scores and rows; thresholds, qbound, counts, qidx, pair, busy,
-    // integer thresholds; the busy counters; the busy flags.
     let fixed = qt * cap * 8 + qt * cand_cap(rows) * (4 + 2) + qt * 4 * 7 + 16 + 8 + qt;
-    Ok(fixed.next_multiple_of(128) + 128 + work_bytes(tile, dim, qt, rows))
+    Ok(fixed.next_multiple_of(128))
 }
 
 /// How a list-major block of one shape runs: its step buffers and shared memory.
@@ -421,6 +428,8 @@ pub(crate) struct BlockLayout {
     pub step_buffers: usize,
     /// Dynamic shared memory of the block.
     pub shared_bytes: usize,
+    /// Where its work area starts ([`work_offset`]).
+    pub work_offset: usize,
 }
 
 /// The block layout of a tile of `qt` queries for `kernel`: the plain kernel loads rows
@@ -440,6 +449,7 @@ pub(crate) fn block_layout(
             return Ok(BlockLayout {
                 step_buffers: 1,
                 shared_bytes: block_bytes(tile, dim, k, qt, kernel.rows(1))?,
+                work_offset: work_offset(k, qt, kernel.rows(1))?,
             })
         }
         LmKernel::Capped { blocks } => blocks,
@@ -453,6 +463,7 @@ pub(crate) fn block_layout(
     Ok(BlockLayout {
         step_buffers,
         shared_bytes: block_bytes(tile, dim, k, qt, kernel.rows(step_buffers))?,
+        work_offset: work_offset(k, qt, kernel.rows(step_buffers))?,
     })
 }
 
@@ -477,6 +488,18 @@ impl IvfGpu {
     /// The tile choice in force ([`IvfGpu::set_tile_arith`]).
     pub fn tile_arith(&self) -> TileArith {
         *self.tile_arith.lock()
+    }
+
+    /// Whether list-major batches scan each query's first probe alone first
+    /// ([`super::probe_phases`]): by the batch's shape by default, or always or never, to
+    /// compare or to test both ways.
+    pub fn set_probe_phases(&self, phases: super::ProbePhases) {
+        *self.probe_phases.lock() = phases;
+    }
+
+    /// The phase choice in force ([`IvfGpu::set_probe_phases`]).
+    pub fn probe_phases_choice(&self) -> super::ProbePhases {
+        *self.probe_phases.lock()
     }
 
     /// The queries per tile a list-major scan of this shape runs with on this device

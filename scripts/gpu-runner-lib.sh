@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Helpers for the device-call runner scripts of docs/gpu-runs/ (source it from the
+# repository root on the GPU machine, with gpu-run/bins.tar.xz carried: the builds of
+# scripts/gpu-build-variants.sh). W is the call's work folder, OUT (the device tool's) the
+# folder that comes back.
+#
+#   runner_start W            unpack the builds into gpu-run/bin, start the clock
+#   bench_args BUILD SET LISTS PROBES
+#                             one `ltokit ivf bench` of SET at batch 10,000 (its arguments)
+#   timeline BUILD SET LISTS PROBES UNTIL
+#                             ncu durations of every search kernel of that bench into
+#                             W/timeline-SET-PROBES-BUILD.csv, unless under 25 s are left
+#                             before UNTIL (seconds since runner_start)
+#   full_profile NAME BUILD SKIP SET LISTS PROBES UNTIL
+#                             a full ncu profile of the (SKIP+1)-th lmscan launch: details
+#                             and SASS source counters into W/full-NAME-*
+#   runner_finish             W's logs into OUT (tests, times, a tarball of the rest), then
+#                             the A/B means, the tests' verdicts and each timeline printed
+runner_start() {
+  SECONDS=0
+  W=$1
+  mkdir -p "$W" gpu-run/bin
+  tar xJf gpu-run/bins.tar.xz -C gpu-run/bin
+}
+
+bench_args() {
+  local d=/tmp/bench-data
+  echo ivf bench --k 10 --json --cache-dir "/tmp/ab-cache-$1" --reps 1 --scan list-major \
+    --lists "$3" --base "$d/$2/base.npy" --queries "$d/$2/queries.npy" --probes "$4" --batch 10000
+}
+
+timeline() {
+  local left=$(($5 - SECONDS))
+  if [ "$left" -lt 25 ]; then echo "no timeline: $1 $2 $4" >> "$W/times.txt"; return; fi
+  # shellcheck disable=SC2046 # bench_args is a word list
+  timeout "$left" ncu --metrics gpu__time_duration.sum --csv \
+    -k regex:'ivf_(lmscan|lmseed|coarse_select|coarse_scores|group|merge)' \
+    "gpu-run/bin/ltokit-$1" $(bench_args "$1" "$2" "$3" "$4") > "$W/timeline-$2-$4-$1.csv" 2> "$W/timeline-$2-$4-$1.err"
+  echo "timeline $1 $2 $4 at $SECONDS s" >> "$W/times.txt"
+}
+
+full_profile() {
+  local left=$(($7 - SECONDS)) f="$W/full-$1"
+  if [ "$left" -lt 30 ]; then echo "no profile: $1" >> "$W/times.txt"; return; fi
+  # shellcheck disable=SC2046
+  timeout "$left" ncu --set full --import-source no -k regex:ivf_lmscan --launch-skip "$3" --launch-count 1 \
+    -o "$f" "gpu-run/bin/ltokit-$2" $(bench_args "$2" "$4" "$5" "$6") > "$f.log" 2>&1
+  ncu -i "$f.ncu-rep" --page details > "$f-details.txt" 2>&1
+  ncu -i "$f.ncu-rep" --page source --csv --print-source sass > "$f-sass.csv" 2>&1
+  echo "full $1 at $SECONDS s" >> "$W/times.txt"
+}
+
+runner_finish() {
+  cp "$W/tests.txt" "$W/times.txt" "$OUT/" 2>/dev/null
+  (cd "$W" && tar czf "$OUT/$(basename "$W").tgz" --exclude='*/nv' --exclude='*.ivf' --exclude='*.npy' --exclude='*.ncu-rep' .)
+  sed -n '/means of the rounds/,$p' "$W/summary.txt"
+  grep -E "^test |test result|panicked|not run|checked|match" "$W/tests.txt" | cut -c1-250
+  for f in "$W"/timeline-*.csv; do
+    [ -e "$f" ] || continue
+    echo "== $f"
+    grep -E '"gpu__time_duration.sum"' "$f" | awk -F'","' '{print $5, $9, $(NF)}' | grep -v "(62500\|(15625" | tail -12
+  done
+  cat "$W/times.txt"
+}
