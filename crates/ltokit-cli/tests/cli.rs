@@ -193,6 +193,23 @@ fn bad_input_gives_a_clear_error_and_status() {
     let out = ltokit(&["inventory", dir.join("missing.fatbin").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("missing.fatbin"), "{}", stderr(&out));
+    // A phase choice the bench does not know is named before anything is loaded.
+    let out = ltokit(&[
+        "ivf",
+        "bench",
+        "--base",
+        "synthetic:1000:8",
+        "--queries",
+        "synthetic:10",
+        "--phases",
+        "twice",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("\"twice\"") && stderr(&out).contains("auto, always or never"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -10,8 +10,8 @@ use ltokit::cache::CacheConfig;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{parse_synthetic, read_vectors, synthetic_pair};
 use ltokit_ivf::gpu::{
-    DeviceLists, FirstSearch, GpuIndex, IndexShape, IvfGpu, LinkAhead, Neighbors, ScanPath,
-    TileArith, EXACT_CHUNK,
+    DeviceLists, FirstSearch, GpuIndex, IndexShape, IvfGpu, LinkAhead, Neighbors, ProbePhases,
+    ScanPath, TileArith, EXACT_CHUNK,
 };
 use ltokit_ivf::kmeans::KMeansParams;
 use ltokit_ivf::{Filter, IvfIndex, Matrix, Metric};
@@ -106,6 +106,11 @@ pub enum IvfCommand {
         /// WMMA for f16 and 8-bit: what sm_75 runs).
         #[arg(long, default_value = "mma")]
         tile: String,
+        /// Whether list-major batches scan each query's first probe alone first, then the
+        /// rest from its bounds: auto (batches with 300 or more pairs a probed list),
+        /// always or never.
+        #[arg(long, default_value = "auto")]
+        phases: String,
         /// Where the index is built: device (the base goes up once and the lists are laid
         /// out there; build_on_device_s in the JSON leaves out the upload, as cuVS's
         /// timing of a base already on the GPU does) or host (lists laid out on the host,
@@ -247,6 +252,7 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
             reps,
             json,
             tile,
+            phases,
             build,
             cache,
         } => {
@@ -270,7 +276,7 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
                 metric.parse()?,
                 reps,
                 json,
-                TileArith::parse(&tile)?,
+                (TileArith::parse(&tile)?, ProbePhases::parse(&phases)?),
                 build_on_device,
                 &cache,
             );
@@ -328,7 +334,7 @@ fn bench(
     metric: Metric,
     reps: usize,
     json: bool,
-    tile_arith: TileArith,
+    (tile_arith, phases): (TileArith, ProbePhases),
     build_on_device: bool,
     cache: &CacheArgs,
 ) -> anyhow::Result<ExitCode> {
@@ -376,6 +382,7 @@ fn bench(
     };
     let (engine, links) = engine_linking_ahead(cache, shape, first)?;
     engine.set_tile_arith(tile_arith);
+    engine.set_probe_phases(phases);
     let context_s = started.elapsed().as_secs_f64();
     // The build, until the index is searchable on the GPU.
     let started = Instant::now();
@@ -535,6 +542,7 @@ fn bench(
             "base": base_spec, "rows": base.rows, "dim": base.dim, "dtype": base.dtype.name(), "queries": queries.rows,
             "lists": lists, "k": k, "batch": batch, "metric": metric.name(), "gpu": engine.gpu().name(),
             "tile_arith": tile_arith.name(),
+            "phases": phases.name(),
             "context_s": context_s, "build_s": build_s, "build_on": if build_on_device { "device" } else { "host" },
             "build_on_device_s": build_times.on_device(), "build_breakdown_s": build_times, "ground_truth_s": truth_s, "first_search_ms": first_search_ms,
             "results": rows, "cache": stats, "linked_ahead": linked_ahead,

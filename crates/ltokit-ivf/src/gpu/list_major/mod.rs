@@ -361,6 +361,32 @@ pub enum ProbePhases {
     Never,
 }
 
+impl ProbePhases {
+    /// Every choice, in CLI order.
+    pub const ALL: [ProbePhases; 3] = [ProbePhases::Auto, ProbePhases::Always, ProbePhases::Never];
+
+    /// The CLI name: auto, always or never.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbePhases::Auto => "auto",
+            ProbePhases::Always => "always",
+            ProbePhases::Never => "never",
+        }
+    }
+
+    /// The choice named `name` ([`ProbePhases::name`]).
+    pub fn parse(name: &str) -> Result<ProbePhases> {
+        ProbePhases::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "unknown list-major phase choice {name:?}; use auto, always or never"
+                ))
+            })
+    }
+}
+
 /// Pairs a probed list must have on average for a list-major batch to scan in two phases
 /// ([`phased`]). The second phase starts from each query's exact k-th over its whole
 /// nearest list and keeps far fewer rows (lowdim-i8 × 10: its scan 391 → 313 µs for 9/10
@@ -703,6 +729,18 @@ mod tests {
         assert!(!phased(ProbePhases::Always, 1, 1_000_000, 2));
         assert!(phased(ProbePhases::Always, 2, 2, 1000));
         assert!(!phased(ProbePhases::Never, 50, 1_000_000, 1));
+    }
+
+    #[test]
+    fn phase_choices_parse_from_their_names_and_nothing_else() {
+        for p in ProbePhases::ALL {
+            assert_eq!(ProbePhases::parse(p.name()).unwrap(), p);
+        }
+        let err = ProbePhases::parse("twice").unwrap_err().to_string();
+        assert!(
+            err.contains("\"twice\"") && err.contains("auto, always or never"),
+            "{err}"
+        );
     }
 
     #[test]
