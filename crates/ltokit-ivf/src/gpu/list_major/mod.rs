@@ -376,15 +376,30 @@ impl ProbePhases {
 
     /// The choice named `name` ([`ProbePhases::name`]).
     pub fn parse(name: &str) -> Result<ProbePhases> {
-        ProbePhases::ALL
-            .into_iter()
-            .find(|p| p.name() == name)
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "unknown list-major phase choice {name:?}; use auto, always or never"
-                ))
-            })
+        named(
+            &ProbePhases::ALL,
+            ProbePhases::name,
+            name,
+            "list-major phase choice",
+        )
     }
+}
+
+/// The choice of `all` whose `name_of` is `name`, or an error naming `what` and every
+/// choice ("use a, b or c").
+fn named<T: Copy>(all: &[T], name_of: fn(T) -> &'static str, name: &str, what: &str) -> Result<T> {
+    all.iter()
+        .copied()
+        .find(|&c| name_of(c) == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = all.iter().map(|&c| name_of(c)).collect();
+            let choices = match names.split_last() {
+                Some((last, [])) => (*last).to_string(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            Error::InvalidArgument(format!("unknown {what} {name:?}; use {choices}"))
+        })
 }
 
 /// Pairs a probed list must have on average for a list-major batch to scan in two phases

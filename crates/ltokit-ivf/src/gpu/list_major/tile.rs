@@ -3,7 +3,7 @@
 //! queries it holds (for the batch's shape and the SM's occupancy), and the shared memory
 //! and step buffers a block of it takes ([`BlockLayout`]).
 
-use ltokit::{Error, Result};
+use ltokit::Result;
 
 use crate::data::DType;
 use crate::gpu::{capacity, IvfGpu};
@@ -56,14 +56,12 @@ impl TileArith {
 
     /// The choice named `name` (see [`TileArith::name`]).
     pub fn parse(name: &str) -> Result<TileArith> {
-        TileArith::ALL
-            .into_iter()
-            .find(|t| t.name() == name)
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "unknown list-major tile arithmetic {name:?}; use mma or portable"
-                ))
-            })
+        super::named(
+            &TileArith::ALL,
+            TileArith::name,
+            name,
+            "list-major tile arithmetic",
+        )
     }
 }
 
