@@ -410,11 +410,11 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
     // A thread's row within its group is always `lane` (chunk counts and strides are
     // multiples of 32); its norm parts are kept per group.
     Sum part[2] = {0, 0};
-    if (lm_chunked(dim, veclen) && lm_whole_rounds((dim / LM_CHUNK_ELEMS) * 32)) {
+    const int per_group = (dim / LM_CHUNK_ELEMS) * 32;  // chunks of a group, where chunked
+    const uint4 none = make_uint4(0, 0, 0, 0);
+    if (lm_chunked(dim, veclen) && lm_whole_rounds(per_group)) {
         // As below, each round's group and offsets from lm_round_chunk.
-        const int per_group = (dim / LM_CHUNK_ELEMS) * 32;
         const int rounds = 2 * per_group / LM_THREADS;
-        const uint4 none = make_uint4(0, 0, 0, 0);
         const uint4* src = reinterpret_cast<const uint4*>(rows);
         // Round j's chunk: from the registers for the first LM_PREFETCH rounds, else loaded
         // here (four in flight at a time); zeros past the list's last group.
@@ -430,8 +430,6 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
         #pragma unroll 4
         for (int j = LM_PREFETCH; j < rounds; ++j) put(j);
     } else if (lm_chunked(dim, veclen)) {
-        const int per_group = (dim / LM_CHUNK_ELEMS) * 32;
-        const uint4 none = make_uint4(0, 0, 0, 0);
         #pragma unroll
         for (int j = 0; j < LM_PREFETCH; ++j) {
             const int c = threadIdx.x + j * LM_THREADS;

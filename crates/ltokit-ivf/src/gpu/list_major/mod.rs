@@ -127,10 +127,9 @@ fn seed_block(dim: usize, rows: usize) -> SeedBlock {
     }
 }
 
-/// `ivf_group_count` and `ivf_group_fill`: probes, pair count, counts or cursors, and for
-/// the fill the pairs.
-/// Both take the pairs' numbering after the pair count: n_probes, the first probe slot and
-/// the slots a query (group.cu).
+/// `ivf_group_count` and `ivf_group_fill`: probes, pair count, the pairs' numbering
+/// (n_probes, the first probe slot and the slots a query: group.cu), counts or cursors,
+/// and for the fill the pairs.
 const GROUP_COUNT_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I64, Extent::Any),
     Param::I32,
@@ -664,10 +663,9 @@ impl IvfGpu {
                 .buffer(g.tile_rank)
                 .buffer(&lists.list_order)
                 .scalar(&n_lists_i);
-            let bound = groups.bound.at_least(gpu, b.nb)?;
             let launch = b
                 .list_and_filter_args(launch, &elem, &base, &k_i)
-                .buffer_mut(bound)
+                .buffer_mut(&mut *bound)
                 .buffer_mut(&mut *cand_d)
                 .buffer_mut(&mut *cand_i);
             // SAFETY: blocks past tile_start[n_lists] return at once; a tile reads its
@@ -688,7 +686,7 @@ impl IvfGpu {
             (&*cand_d, &*cand_i),
             out,
         )?;
-        self.profiler.lap(&self.gpu, Stage::Merge)
+        self.profiler.lap(gpu, Stage::Merge)
     }
 }
 

@@ -442,27 +442,24 @@ pub(crate) fn block_layout(
     kernel: LmKernel,
     shared: SharedMemory,
 ) -> Result<BlockLayout> {
+    let layout = |step_buffers: usize| -> Result<BlockLayout> {
+        let rows = kernel.rows(step_buffers);
+        Ok(BlockLayout {
+            step_buffers,
+            shared_bytes: block_bytes(tile, dim, k, qt, rows)?,
+            work_offset: work_offset(k, qt, rows)?,
+        })
+    };
     let blocks = match kernel {
-        LmKernel::Plain { .. } => {
-            return Ok(BlockLayout {
-                step_buffers: 1,
-                shared_bytes: block_bytes(tile, dim, k, qt, kernel.rows(1))?,
-                work_offset: work_offset(k, qt, kernel.rows(1))?,
-            })
-        }
+        LmKernel::Plain { .. } => return layout(1),
         LmKernel::Capped { blocks } => blocks,
     };
-    let double = block_bytes(tile, dim, k, qt, kernel.rows(2))?;
-    let step_buffers = if blocks == 3 && shared.blocks_of(double) >= 3 {
-        2
+    let double = layout(2)?;
+    if blocks == 3 && shared.blocks_of(double.shared_bytes) >= 3 {
+        Ok(double)
     } else {
-        1
-    };
-    Ok(BlockLayout {
-        step_buffers,
-        shared_bytes: block_bytes(tile, dim, k, qt, kernel.rows(step_buffers))?,
-        work_offset: work_offset(k, qt, kernel.rows(step_buffers))?,
-    })
+        layout(1)
+    }
 }
 
 impl IvfGpu {
