@@ -16,12 +16,15 @@ cold_cache() {
   # variant's binary (scripts/gpu-build-variants.sh) embeds its own bundle, compiled in a
   # scratch worktree — NVRTC's output depends on the include folders' names, so its
   # fragments differ by a few bytes from this checkout's and none of its plans would be
-  # found: name the variant's copy in BENCH_BUNDLE (gpu-run/bin/ivf-NAME.ltkb).
+  # found: name the variant's copy in BENCH_BUNDLE (gpu-run/bin/ivf-NAME.ltkb) and its
+  # binary in LTOKIT_EXE.
   local bundle=${BENCH_BUNDLE:-crates/ltokit-ivf/kernels/prebuilt/ivf.ltkb}
-  gpu-run/bin/ltokit bundle inspect "$bundle" | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
+  # The binary that warms it: LTOKIT_EXE where a variant's build is timed.
+  local exe=${LTOKIT_EXE:-gpu-run/bin/ltokit}
+  "$exe" bundle inspect "$bundle" | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
     | grep -E '^(kmeans_[a-z]+|layout_scatter|train_rows_[a-z0-9]+|coarse_scores_(mma_|h16_q[0-9]+_)?[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select_c1)$' \
     > "$dir/build-plans.txt" || return 1
   export CUDA_CACHE_PATH=$dir/nv
-  gpu-run/bin/ltokit warmup --bundle "$bundle" --arch native \
+  "$exe" warmup --bundle "$bundle" --arch native \
     --plans "$dir/build-plans.txt" --cache-dir "$dir" > /dev/null
 }

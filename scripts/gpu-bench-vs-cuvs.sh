@@ -11,6 +11,9 @@
 # own exact search, median of 5 timed runs after warm-up. cuVS is timed with queries on
 # the GPU and results left there; ltokit both ways (device-resident and from the host),
 # with each scan path in $SCANS (default per-query,list-major,auto).
+# With BUILDS="NAME ..." (builds of scripts/gpu-build-variants.sh: gpu-run/bin/ltokit-NAME
+# and its bundle ivf-NAME.ltkb) every build runs beside one cuVS run of each set, each
+# build's table in OUT_DIR/NAME/summary.md; without it, gpu-run/bin/ltokit into OUT_DIR.
 set -uo pipefail
 batch=${BATCH:-10000}
 scans=${SCANS:-per-query,list-major,auto}
@@ -31,17 +34,34 @@ python3 scripts/make-bench-data.py "$data" "${names[@]}" || exit 1
 # links, and a fresh CUDA_CACHE_PATH (scripts/cold-cache.sh): the build is timed warm, as
 # cuVS's is, and the first search links every plan of its own.
 source scripts/cold-cache.sh
+builds=(${BUILDS:-})
 for s in "${sets[@]}"; do
   IFS=: read -r name lists probes <<< "$s"
-  echo "== $name: ltokit" >&2
-  cache=/tmp/ltokit-bench-cache-$name
-  cold_cache "$cache" || exit 1
-  LTOKIT_LOG=${LTOKIT_LOG:-warn} gpu-run/bin/ltokit ivf bench --base "$data/$name/base.npy" --queries "$data/$name/queries.npy" \
-    --lists "$lists" --probes "$probes" --k 10 --batch "$batch" --scan "$scans" --json --cache-dir "$cache" \
-    > "$out/ltokit-$name.json" 2> "$out/ltokit-$name.err"
-  unset CUDA_CACHE_PATH
+  for b in "${builds[@]:-}"; do
+    exe=gpu-run/bin/ltokit dir=$out
+    if [[ -n $b ]]; then
+      exe=gpu-run/bin/ltokit-$b dir=$out/$b
+      export BENCH_BUNDLE=gpu-run/bin/ivf-$b.ltkb LTOKIT_EXE=$exe
+      mkdir -p "$dir"
+    fi
+    echo "== $name: ltokit ${b:-}" >&2
+    cache=/tmp/ltokit-bench-cache-$name${b:+-$b}
+    cold_cache "$cache" || exit 1
+    LTOKIT_LOG=${LTOKIT_LOG:-warn} "$exe" ivf bench --base "$data/$name/base.npy" --queries "$data/$name/queries.npy" \
+      --lists "$lists" --probes "$probes" --k 10 --batch "$batch" --scan "$scans" --json --cache-dir "$cache" \
+      > "$dir/ltokit-$name.json" 2> "$dir/ltokit-$name.err"
+    unset CUDA_CACHE_PATH
+  done
   echo "== $name: cuVS" >&2
   BATCH=$batch PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/site/nvidia/cu13/lib \
     python3 gpu-run/cuvs_bench.py "$data/$name" "$lists" native "$probes" > "$out/cuvs-$name.txt" 2>&1
+  for b in "${builds[@]:-}"; do [[ -n $b ]] && cp "$out/cuvs-$name.txt" "$out/$b/"; done
 done
-python3 scripts/compare-vs-cuvs.py "$out" | tee "$out/summary.md"
+if [[ ${#builds[@]} -eq 0 ]]; then
+  python3 scripts/compare-vs-cuvs.py "$out" | tee "$out/summary.md"
+else
+  for b in "${builds[@]}"; do
+    echo "== $b"
+    python3 scripts/compare-vs-cuvs.py "$out/$b" | tee "$out/$b/summary.md"
+  done
+fi

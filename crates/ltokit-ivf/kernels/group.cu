@@ -3,16 +3,30 @@
 // slots − 1 of every query: pair i of them is number (i / slots) × n_probes + first_slot +
 // i % slots of the batch, probing list probes[number] (the scan's phases group the first
 // probes alone, then the rest: list_major::probe_phases). Three kernels, in this order on
-// one stream, after `counts` (n_lists ints) was zeroed:
-//   ivf_group_count_kernel   — pairs per list (atomics);
+// one stream, after `counts` (2 × n_lists ints) was zeroed:
+//   ivf_group_count_kernel   — pairs per list, and of those the queries' first probes
+//                              (slot 0) at counts[n_lists + list] (atomics);
 //   ivf_group_offsets_kernel — one block: list_start (exclusive prefix sums of the
-//                              counts, by list number), tile_start (of ⌈count / qt⌉, by
-//                              rank in `order`: the lists longest first; n_lists + 1 each),
-//                              the rank of every tile (tile_rank) and the fill cursors;
+//                              counts, by list number), a record for every tile of the
+//                              scan's grid, and the fill cursors;
 //   ivf_group_fill_kernel    — each pair's number (query × n_probes + slot) at its list's
-//                              cursor. The order within a list does not matter: each
-//                              pair's candidates are computed on their own.
-
+//                              cursor: the first probes first, so that they fall in the
+//                              list's first tile. The order of the others does not matter:
+//                              each pair's candidates are computed on their own.
+//
+// Tile records (tile_info, four ints a tile: list, first pair, pairs, 0) go in two runs:
+// first the first tile of every probed list, then the rest of each list's tiles, each run
+// by rank in `order` (the lists longest first, so that the blocks of the longest lists
+// start first and the short ones fill the last wave). The blocks of the first run — the
+// queries' nearest lists — lower their queries' bounds (lmscan.cu) before most blocks of
+// the second start, so that those keep fewer rows; a scan block reads its record with one
+// 16-byte load instead of a chain of dependent ones (tile → rank → list → list start).
+// Records past the grid's last tile have no pairs (count 0): their blocks return.
+// Measured on the H200 (session 20, docs/gpu-runs/2026-12-02-s20/1-ft-grid/, same call,
+// three rounds, against the tiles by rank alone): device QPS at batch 10,000 lowdim-i8
+// +3.2 / +6.2 / +1.7 % (10 / 20 / 50 probes; its scan 392 → 371 µs at 10), lowdim-f16
+// +3.8 / +4.0 / −0.2 %, images × 5 +7.3 %, wide-i8 × 10 +7.1 %; others within ±2 %, and
+// within −2.5 to +4.7 % at batch 1,000.
 // The batch's number of grouped pair i.
 __device__ __forceinline__ int group_pair_number(int i, int n_probes, int first_slot, int slots)
 {
@@ -20,10 +34,14 @@ __device__ __forceinline__ int group_pair_number(int i, int n_probes, int first_
 }
 
 extern "C" __global__ void ivf_group_count_kernel(const long long* __restrict__ probes, int n_pairs, int n_probes,
-                                                   int first_slot, int slots, int* __restrict__ counts)
+                                                   int first_slot, int slots, int n_lists, int* __restrict__ counts)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x)
-        atomicAdd(&counts[probes[group_pair_number(i, n_probes, first_slot, slots)]], 1);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x) {
+        const int p = group_pair_number(i, n_probes, first_slot, slots);
+        const int list = (int)probes[p];
+        atomicAdd(&counts[list], 1);
+        if (p % n_probes == 0) atomicAdd(&counts[n_lists + list], 1);
+    }
 }
 
 // Block-wide exclusive prefix sum of one value per thread (blockDim.x = 1024); returns the
@@ -55,41 +73,51 @@ __device__ __forceinline__ int group_block_scan(int v, int* warp_sums, int* tota
 
 extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
     const int* __restrict__ counts, int n_lists, int qt, const int* __restrict__ order,
-    int* __restrict__ list_start, int* __restrict__ tile_start, int* __restrict__ tile_rank,
-    int* __restrict__ cursor)
+    int* __restrict__ list_start, int4* __restrict__ tile_info, int grid_tiles, int* __restrict__ cursor)
 {
     __shared__ int warp_sums[32];
-    __shared__ int totals[2];
+    __shared__ int totals[3];
     const int per = (n_lists + blockDim.x - 1) / blockDim.x;
     const int begin = min(n_lists, threadIdx.x * per), end = min(n_lists, begin + per);
-    int pairs = 0, tiles = 0;
-    for (int l = begin; l < end; ++l) { pairs += counts[l]; tiles += (counts[order[l]] + qt - 1) / qt; }
+    // Pairs by list number; the first run's tiles (one a probed list) and the second's by
+    // rank.
+    int pairs = 0, firsts = 0, rest = 0;
+    for (int l = begin; l < end; ++l) {
+        pairs += counts[l];
+        const int tiles_l = (counts[order[l]] + qt - 1) / qt;
+        firsts += tiles_l > 0;
+        rest += max(tiles_l - 1, 0);
+    }
     int p = group_block_scan(pairs, warp_sums, &totals[0]);
-    int t = group_block_scan(tiles, warp_sums, &totals[1]);
+    int a = group_block_scan(firsts, warp_sums, &totals[1]);
+    int b = totals[1] + group_block_scan(rest, warp_sums, &totals[2]);
     for (int l = begin; l < end; ++l) {
         list_start[l] = p;
-        cursor[l] = p;
+        cursor[n_lists + l] = p;               // the first probes'
+        cursor[l] = p + counts[n_lists + l];   // the others'
         p += counts[l];
-        // Rank l: the tiles of the l-th longest list start here, so that the blocks of the
-        // longest lists start first and the short ones fill the last wave.
-        tile_start[l] = t;
-        // And the rank of each of its tiles, so that a scan block finds its list with one
-        // load instead of a binary search of dependent loads. Measured on the H200
-        // (session 14, `6-tile-rank-ab/`, same call, two rounds): device QPS +0.4 to
-        // +2.5 % at batch 10,000 on images, i8 and f16, −0.7 to +2.2 % at 1,000.
-        const int tiles_l = (counts[order[l]] + qt - 1) / qt;
-        for (int j = 0; j < tiles_l; ++j) tile_rank[t + j] = l;
-        t += tiles_l;
     }
-    if (threadIdx.x == 0) { list_start[n_lists] = totals[0]; tile_start[n_lists] = totals[1]; }
+    __syncthreads();  // list_start of every list, for the records by rank
+    for (int r = begin; r < end; ++r) {
+        const int list = order[r], n = counts[list], start = list_start[list];
+        const int tiles_l = (n + qt - 1) / qt;
+        for (int j = 0; j < tiles_l; ++j) {
+            const int t = j == 0 ? a++ : b++;
+            tile_info[t] = make_int4(list, start + j * qt, min(qt, n - j * qt), 0);
+        }
+    }
+    const int total = totals[1] + totals[2];
+    for (int t = total + threadIdx.x; t < grid_tiles; t += blockDim.x) tile_info[t] = make_int4(0, 0, 0, 0);
+    if (threadIdx.x == 0) list_start[n_lists] = totals[0];
 }
 
 extern "C" __global__ void ivf_group_fill_kernel(const long long* __restrict__ probes, int n_pairs, int n_probes,
-                                                  int first_slot, int slots, int* __restrict__ cursor,
+                                                  int first_slot, int slots, int n_lists, int* __restrict__ cursor,
                                                   int* __restrict__ pairs)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x) {
         const int p = group_pair_number(i, n_probes, first_slot, slots);
-        pairs[atomicAdd(&cursor[probes[p]], 1)] = p;
+        const int list = (int)probes[p];
+        pairs[atomicAdd(&cursor[(p % n_probes == 0 ? n_lists : 0) + list], 1)] = p;
     }
 }

@@ -1,8 +1,8 @@
 // Entry fragment: the list-major scan, one kernel ivf_lmscan_c<CAP>_kernel per top-k
-// capacity. The (query, probe slot) pairs of a batch arrive grouped by list (group.cu):
-// pairs[list_start[l] .. list_start[l + 1]) probe list l, cut into tiles of qt pairs, and
-// tile_start[r] numbers the first tile of list_order[r], the r-th longest list (so the
-// longest lists' blocks start first and short ones fill the last wave). Block b takes tile b: it stages the tile's
+// capacity. The (query, probe slot) pairs of a batch arrive grouped by list (group.cu),
+// cut into tiles of qt pairs, tile b's record tile_info[b] = (list, first pair, pairs):
+// the first tiles of every list first (the queries' first probes), then the rest, each
+// run the longest lists first. Block b takes tile b: it stages the tile's
 // queries once, then goes through the list 64 rows at a time, each step scored against
 // all its queries at once by the tile fragment (the next step's rows load while this one
 // is multiplied). The fragment keeps only the rows that beat their query's threshold —
@@ -26,14 +26,12 @@
 #define IVF_LMSCAN_PARAMS                                                                        \
     const unsigned char* __restrict__ queries, int dim, int veclen, int n_probes, int qt,       \
     int step_buffers, int work_off,                                                             \
-    const int* __restrict__ pairs, const int* __restrict__ list_start,                          \
-    const int* __restrict__ tile_start, const int* __restrict__ tile_rank,                      \
-    const int* __restrict__ list_order, int n_lists,                                            \
+    const int* __restrict__ pairs, const int4* __restrict__ tile_info,                          \
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset, \
     const int* __restrict__ list_size, const long long* __restrict__ ids,                       \
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,            \
     int k, unsigned int* __restrict__ bound, float* __restrict__ out_d, long long* __restrict__ out_id
-#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, step_buffers, work_off, pairs, list_start, tile_start, tile_rank, list_order, n_lists, \
+#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, step_buffers, work_off, pairs, tile_info, \
     data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, bound, out_d, out_id
 
 // Candidate j of slot i's kept rows (n of them, counted from row `base` of a list of
@@ -78,12 +76,9 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     // A plan linked for one dimension (lmdim_<N>) has it as a constant from here on.
     if (ivf_lm_dim() > 0) dim = ivf_lm_dim();
     const int tile = blockIdx.x;
-    if (tile >= tile_start[n_lists]) return;
-    // The rank of the list whose tiles include this one (group.cu).
-    const int rank = tile_rank[tile];
-    const int list = list_order[rank];
-    const int first = list_start[list] + (tile - tile_start[rank]) * qt;
-    const int count = min(qt, list_start[list + 1] - first);
+    const int4 info = tile_info[tile];
+    const int list = info.x, first = info.y, count = info.z;
+    if (count == 0) return;  // past the grid's last tile
 
     extern __shared__ __align__(128) unsigned char smem_raw[];
     float* top_d = reinterpret_cast<float*>(smem_raw);               // [qt][CAP]

@@ -53,11 +53,7 @@ const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::I32,                            // step buffers
         Param::I32,                            // work area offset (BlockLayout)
         Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
-        Param::Buffer(Elem::I32, Extent::Any), // list_start
-        Param::Buffer(Elem::I32, Extent::Any), // tile_start, by rank
-        Param::Buffer(Elem::I32, Extent::Any), // tile_rank
-        Param::Buffer(Elem::I32, Extent::Any), // list_order (DeviceLists)
-        Param::I32,                            // n_lists
+        Param::Buffer(Elem::I32, Extent::Any), // tile records: list, first pair, pairs, 0
     ],
     [
         Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds (seeded)
@@ -128,10 +124,11 @@ fn seed_block(dim: usize, rows: usize) -> SeedBlock {
 }
 
 /// `ivf_group_count` and `ivf_group_fill`: probes, pair count, the pairs' numbering
-/// (n_probes, the first probe slot and the slots a query: group.cu), counts or cursors,
-/// and for the fill the pairs.
+/// (n_probes, the first probe slot and the slots a query: group.cu), n_lists, counts or
+/// cursors, and for the fill the pairs.
 const GROUP_COUNT_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I64, Extent::Any),
+    Param::I32,
     Param::I32,
     Param::I32,
     Param::I32,
@@ -144,11 +141,12 @@ const GROUP_FILL_SIGNATURE: &[Param] = &[
     Param::I32,
     Param::I32,
     Param::I32,
+    Param::I32,
     Param::BufferMut(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
 ];
 /// `ivf_group_offsets`: counts, n_lists, queries per tile, the lists longest first,
-/// list_start, tile_start (by rank in that order), each tile's rank, cursors.
+/// list_start, the tile records, the grid's tiles, cursors.
 const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I32, Extent::Any),
     Param::I32,
@@ -156,7 +154,7 @@ const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
-    Param::BufferMut(Elem::I32, Extent::Any),
+    Param::I32,
     Param::BufferMut(Elem::I32, Extent::Any),
 ];
 
@@ -322,11 +320,12 @@ pub(crate) struct PairGroups {
 /// ([`probe_phases`]) groups its pairs into them again.
 #[derive(Default)]
 struct Grouping {
+    /// Pairs per list, then first probes per list (2 × n_lists).
     counts: Buffer<i32>,
     list_start: Buffer<i32>,
-    tile_start: Buffer<i32>,
-    /// The rank (in `DeviceLists::list_order`) of each tile's list.
-    tile_rank: Buffer<i32>,
+    /// A record a tile of the scan's grid: list, first pair, pairs, 0 (group.cu).
+    tile_info: Buffer<i32>,
+    /// The others' cursors per list, then the first probes' (2 × n_lists).
     cursor: Buffer<i32>,
     pairs: Buffer<i32>,
 }
@@ -334,9 +333,7 @@ struct Grouping {
 /// One grouping's result on the device, for the scan's launch.
 struct Grouped<'g> {
     pairs: &'g CudaSlice<i32>,
-    list_start: &'g CudaSlice<i32>,
-    tile_start: &'g CudaSlice<i32>,
-    tile_rank: &'g CudaSlice<i32>,
+    tile_info: &'g CudaSlice<i32>,
     /// The scan's grid: at least as many blocks as tiles.
     tiles: usize,
 }
@@ -462,16 +459,14 @@ impl IvfGpu {
         let Grouping {
             counts,
             list_start,
-            tile_start,
-            tile_rank,
+            tile_info,
             cursor,
             pairs,
         } = g;
-        let counts = counts.at_least(gpu, n_lists)?;
+        let counts = counts.at_least(gpu, 2 * n_lists)?;
         let list_start = list_start.at_least(gpu, n_lists + 1)?;
-        let tile_start = tile_start.at_least(gpu, n_lists + 1)?;
-        let tile_rank = tile_rank.at_least(gpu, tiles)?;
-        let cursor = cursor.at_least(gpu, n_lists)?;
+        let tile_info = tile_info.at_least(gpu, 4 * tiles)?;
+        let cursor = cursor.at_least(gpu, 2 * n_lists)?;
         let pairs = pairs.at_least(gpu, n_pairs)?;
         let (n_pairs_i, n_probes_i, first_i, slots_i) = (
             n_pairs as i32,
@@ -479,7 +474,7 @@ impl IvfGpu {
             slots.start as i32,
             slots.len() as i32,
         );
-        let (n_lists_i, qt_i) = (n_lists as i32, qt as i32);
+        let (n_lists_i, qt_i, tiles_i) = (n_lists as i32, qt as i32, tiles as i32);
         let elementwise = LaunchConfig {
             grid_dim: (n_pairs.div_ceil(GROUP_THREADS).clamp(1, 4096) as u32, 1, 1),
             block_dim: (GROUP_THREADS as u32, 1, 1),
@@ -492,11 +487,13 @@ impl IvfGpu {
             .scalar(&n_probes_i)
             .scalar(&first_i)
             .scalar(&slots_i)
+            .scalar(&n_lists_i)
             .buffer_mut(counts);
         // SAFETY: reads the probes of the pairs' numbers q × n_probes + s (q < nb, s in
         // `slots` within n_probes: below nb × n_probes, ScanBatch::check_buffers), each
         // a list number below n_lists (from the coarse search or range-checked by the
-        // caller), and increments counts[list] within its n_lists entries.
+        // caller), and increments counts[list] and counts[n_lists + list] within its
+        // 2 × n_lists entries.
         unsafe { launch.run() }?;
         let one_block = LaunchConfig {
             grid_dim: (1, 1, 1),
@@ -509,13 +506,13 @@ impl IvfGpu {
             .scalar(&qt_i)
             .buffer(&b.lists.list_order)
             .buffer_mut(list_start)
-            .buffer_mut(tile_start)
-            .buffer_mut(tile_rank)
+            .buffer_mut(tile_info)
+            .scalar(&tiles_i)
             .buffer_mut(cursor);
-        // SAFETY: reads n_lists counts and the n_lists entries of list_order (a permutation
-        // of the list numbers, DeviceLists), writes n_lists + 1 list and tile starts, the
-        // rank of each tile (Σ ⌈count / qt⌉ ≤ `tiles` of them) and n_lists cursors, the
-        // lengths allocated above.
+        // SAFETY: reads 2 × n_lists counts and the n_lists entries of list_order (a
+        // permutation of the list numbers, DeviceLists), writes n_lists + 1 list starts,
+        // a 4-int record for each of the grid's `tiles` tiles (Σ ⌈count / qt⌉ ≤ `tiles`
+        // of them hold pairs) and 2 × n_lists cursors, the lengths allocated above.
         unsafe { launch.run() }?;
         let launch = Launch::on(stream, &kernels.fill, elementwise)
             .view(&b.probes)
@@ -523,6 +520,7 @@ impl IvfGpu {
             .scalar(&n_probes_i)
             .scalar(&first_i)
             .scalar(&slots_i)
+            .scalar(&n_lists_i)
             .buffer_mut(cursor)
             .buffer_mut(pairs);
         // SAFETY: the same probes as the count; each pair takes one slot of its list's
@@ -530,9 +528,7 @@ impl IvfGpu {
         unsafe { launch.run() }?;
         Ok(Grouped {
             pairs,
-            list_start,
-            tile_start,
-            tile_rank,
+            tile_info,
             tiles,
         })
     }
@@ -645,8 +641,7 @@ impl IvfGpu {
                 block_dim: (LM_THREADS, 1, 1),
                 shared_mem_bytes: layout.shared_bytes as u32,
             };
-            let (veclen_i, qt_i, n_lists_i) =
-                (lists.veclen as i32, qt as i32, lists.n_lists as i32);
+            let (veclen_i, qt_i) = (lists.veclen as i32, qt as i32);
             let (step_buffers_i, work_offset_i) =
                 (layout.step_buffers as i32, layout.work_offset as i32);
             let launch = Launch::on(stream, &scan_k, cfg)
@@ -658,19 +653,15 @@ impl IvfGpu {
                 .scalar(&step_buffers_i)
                 .scalar(&work_offset_i)
                 .buffer(g.pairs)
-                .buffer(g.list_start)
-                .buffer(g.tile_start)
-                .buffer(g.tile_rank)
-                .buffer(&lists.list_order)
-                .scalar(&n_lists_i);
+                .buffer(g.tile_info);
             let launch = b
                 .list_and_filter_args(launch, &elem, &base, &k_i)
                 .buffer_mut(&mut *bound)
                 .buffer_mut(&mut *cand_d)
                 .buffer_mut(&mut *cand_i);
-            // SAFETY: blocks past tile_start[n_lists] return at once; a tile reads its
-            // pairs within list_start's ranges (built just above from this batch's
-            // probes: pair numbers below nb × n_probes), their queries (pair / n_probes
+            // SAFETY: blocks whose record holds no pair return at once; a tile reads its
+            // record's pairs (built just above from this batch's probes: pair numbers
+            // below nb × n_probes, within its list's range), their queries (pair / n_probes
             // < nb, checked by check_buffers), its list's whole 32-row groups (lists are
             // padded to 32 rows), the filter within its words, and writes k candidates at
             // pair × k < nb × n_probes × k, within cand (checked), and the bounds of its
