@@ -5,7 +5,8 @@
 // probes alone, then the rest: list_major::probe_phases). Three kernels, in this order on
 // one stream, after `counts` (2 × n_lists ints) was zeroed:
 //   ivf_group_count_kernel   — pairs per list, and of those the queries' first probes
-//                              (slot 0) at counts[n_lists + list] (atomics);
+//                              (slot 0) at counts[n_lists + list] (atomics; two forms,
+//                              below);
 //   ivf_group_offsets_kernel — one block: list_start (exclusive prefix sums of the
 //                              counts, by list number), a record for every tile of the
 //                              scan's grid, and the fill cursors;
@@ -33,15 +34,56 @@ __device__ __forceinline__ int group_pair_number(int i, int n_probes, int first_
     return slots == n_probes ? i : (i / slots) * n_probes + first_slot + i % slots;
 }
 
-extern "C" __global__ void ivf_group_count_kernel(const long long* __restrict__ probes, int n_pairs, int n_probes,
-                                                   int first_slot, int slots, int n_lists, int* __restrict__ counts)
+// The count and the fill take one of two forms, by `per_block` (the host's choice,
+// list_major::group_shared_pairs, measured there):
+//   0: a thread a pair (a grid-stride loop), each pair one atomic on its list's global
+//      counter — where lists are many;
+//   > 0: each block takes per_block = GROUP_PAIRS_PER_THREAD × blockDim.x consecutive
+//      pairs and counts them in shared memory (2 × n_lists ints of dynamic shared memory,
+//      its probes' lists and the first probes'), then adds each non-zero count to the
+//      global one once (the fill: reserves the block's range of each list with one
+//      atomic) — for large batches over at most 1,024 lists, whose pairs would otherwise
+//      queue on the same few hundred global counters.
+#define GROUP_PAIRS_PER_THREAD 4
+
+// The list counter (of 2 × n_lists: the first probes' second) that batch pair i goes to,
+// and its number.
+__device__ __forceinline__ int group_counter(const long long* probes, int i, int n_probes, int first_slot, int slots,
+                                             int n_lists, int& number)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x) {
-        const int p = group_pair_number(i, n_probes, first_slot, slots);
-        const int list = (int)probes[p];
-        atomicAdd(&counts[list], 1);
-        if (p % n_probes == 0) atomicAdd(&counts[n_lists + list], 1);
+    number = group_pair_number(i, n_probes, first_slot, slots);
+    return (number % n_probes == 0 ? n_lists : 0) + (int)probes[number];
+}
+
+extern "C" __global__ void ivf_group_count_kernel(const long long* __restrict__ probes, int n_pairs, int n_probes,
+                                                   int first_slot, int slots, int n_lists, int per_block,
+                                                   int* __restrict__ counts)
+{
+    if (per_block == 0) {
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x) {
+            int p;
+            const int c = group_counter(probes, i, n_probes, first_slot, slots, n_lists, p);
+            atomicAdd(&counts[c - (c >= n_lists ? n_lists : 0)], 1);
+            if (c >= n_lists) atomicAdd(&counts[c], 1);
+        }
+        return;
     }
+    extern __shared__ int hist[];  // 2 × n_lists
+    for (int l = threadIdx.x; l < 2 * n_lists; l += blockDim.x) hist[l] = 0;
+    __syncthreads();
+    #pragma unroll
+    for (int u = 0; u < GROUP_PAIRS_PER_THREAD; ++u) {
+        const int i = blockIdx.x * per_block + u * blockDim.x + threadIdx.x;
+        if (i < n_pairs) {
+            int p;
+            const int c = group_counter(probes, i, n_probes, first_slot, slots, n_lists, p);
+            atomicAdd(&hist[c - (c >= n_lists ? n_lists : 0)], 1);
+            if (c >= n_lists) atomicAdd(&hist[c], 1);
+        }
+    }
+    __syncthreads();
+    for (int l = threadIdx.x; l < 2 * n_lists; l += blockDim.x)
+        if (hist[l] > 0) atomicAdd(&counts[l], hist[l]);
 }
 
 // Block-wide exclusive prefix sum of one value per thread (blockDim.x = 1024); returns the
@@ -112,12 +154,37 @@ extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
 }
 
 extern "C" __global__ void ivf_group_fill_kernel(const long long* __restrict__ probes, int n_pairs, int n_probes,
-                                                  int first_slot, int slots, int n_lists, int* __restrict__ cursor,
-                                                  int* __restrict__ pairs)
+                                                  int first_slot, int slots, int n_lists, int per_block,
+                                                  int* __restrict__ cursor, int* __restrict__ pairs)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x) {
-        const int p = group_pair_number(i, n_probes, first_slot, slots);
-        const int list = (int)probes[p];
-        pairs[atomicAdd(&cursor[(p % n_probes == 0 ? n_lists : 0) + list], 1)] = p;
+    if (per_block == 0) {
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x) {
+            int p;
+            const int c = group_counter(probes, i, n_probes, first_slot, slots, n_lists, p);
+            pairs[atomicAdd(&cursor[c], 1)] = p;
+        }
+        return;
     }
+    // Each pair's rank among the block's pairs of its counter, then one global atomic a
+    // counter reserves the block's range there (written over the count), then the pairs.
+    extern __shared__ int hist[];  // 2 × n_lists
+    for (int l = threadIdx.x; l < 2 * n_lists; l += blockDim.x) hist[l] = 0;
+    __syncthreads();
+    int number[GROUP_PAIRS_PER_THREAD], counter[GROUP_PAIRS_PER_THREAD], rank[GROUP_PAIRS_PER_THREAD];
+    #pragma unroll
+    for (int u = 0; u < GROUP_PAIRS_PER_THREAD; ++u) {
+        const int i = blockIdx.x * per_block + u * blockDim.x + threadIdx.x;
+        counter[u] = -1;
+        if (i < n_pairs) {
+            counter[u] = group_counter(probes, i, n_probes, first_slot, slots, n_lists, number[u]);
+            rank[u] = atomicAdd(&hist[counter[u]], 1);
+        }
+    }
+    __syncthreads();
+    for (int l = threadIdx.x; l < 2 * n_lists; l += blockDim.x)
+        if (hist[l] > 0) hist[l] = atomicAdd(&cursor[l], hist[l]);
+    __syncthreads();
+    #pragma unroll
+    for (int u = 0; u < GROUP_PAIRS_PER_THREAD; ++u)
+        if (counter[u] >= 0) pairs[hist[counter[u]] + rank[u]] = number[u];
 }
