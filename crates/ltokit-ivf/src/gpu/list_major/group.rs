@@ -16,27 +16,26 @@ use crate::gpu::{IvfGpu, KernelSpec};
 /// (n_probes, the first probe slot and the slots a query: group.cu), n_lists, the pairs a
 /// block counts in shared memory (0: none, [`group_shared_pairs`]), counts or cursors, and
 /// for the fill the pairs.
-const GROUP_COUNT_SIGNATURE: &[Param] = &[
-    Param::Buffer(Elem::I64, Extent::Any),
-    Param::I32,
-    Param::I32,
-    Param::I32,
-    Param::I32,
-    Param::I32,
-    Param::I32,
+macro_rules! group_pairs_signature {
+    ($($out:expr),+) => {
+        &[
+            Param::Buffer(Elem::I64, Extent::Any),
+            Param::I32, // pairs
+            Param::I32, // n_probes
+            Param::I32, // first slot
+            Param::I32, // slots a query
+            Param::I32, // n_lists
+            Param::I32, // pairs a block in shared memory
+            $($out),+
+        ]
+    };
+}
+const GROUP_COUNT_SIGNATURE: &[Param] =
+    group_pairs_signature!(Param::BufferMut(Elem::I32, Extent::Any));
+const GROUP_FILL_SIGNATURE: &[Param] = group_pairs_signature!(
     Param::BufferMut(Elem::I32, Extent::Any),
-];
-const GROUP_FILL_SIGNATURE: &[Param] = &[
-    Param::Buffer(Elem::I64, Extent::Any),
-    Param::I32,
-    Param::I32,
-    Param::I32,
-    Param::I32,
-    Param::I32,
-    Param::I32,
-    Param::BufferMut(Elem::I32, Extent::Any),
-    Param::BufferMut(Elem::I32, Extent::Any),
-];
+    Param::BufferMut(Elem::I32, Extent::Any)
+);
 
 /// Pairs a thread of the grouping's shared-memory form takes (group.cu
 /// `GROUP_PAIRS_PER_THREAD`).
@@ -177,16 +176,19 @@ impl IvfGpu {
             }
         };
         let per_block_i = per_block as i32;
+        // The count's and the fill's arguments up to their counters (group_pairs_signature).
+        let pairs_launch = |kernel| {
+            Launch::on(stream, kernel, grid)
+                .view(&b.probes)
+                .scalar(&n_pairs_i)
+                .scalar(&n_probes_i)
+                .scalar(&first_i)
+                .scalar(&slots_i)
+                .scalar(&n_lists_i)
+                .scalar(&per_block_i)
+        };
         gpu.clear(counts)?;
-        let launch = Launch::on(stream, &kernels.count, grid)
-            .view(&b.probes)
-            .scalar(&n_pairs_i)
-            .scalar(&n_probes_i)
-            .scalar(&first_i)
-            .scalar(&slots_i)
-            .scalar(&n_lists_i)
-            .scalar(&per_block_i)
-            .buffer_mut(counts);
+        let launch = pairs_launch(&kernels.count).buffer_mut(counts);
         // SAFETY: reads the probes of the pairs' numbers q × n_probes + s (q < nb, s in
         // `slots` within n_probes: below nb × n_probes, ScanBatch::check_buffers), each
         // a list number below n_lists (from the coarse search or range-checked by the
@@ -214,14 +216,7 @@ impl IvfGpu {
         // a 4-int record for each of the grid's `tiles` tiles (Σ ⌈count / qt⌉ ≤ `tiles`
         // of them hold pairs) and 2 × n_lists cursors, the lengths allocated above.
         unsafe { launch.run() }?;
-        let launch = Launch::on(stream, &kernels.fill, grid)
-            .view(&b.probes)
-            .scalar(&n_pairs_i)
-            .scalar(&n_probes_i)
-            .scalar(&first_i)
-            .scalar(&slots_i)
-            .scalar(&n_lists_i)
-            .scalar(&per_block_i)
+        let launch = pairs_launch(&kernels.fill)
             .buffer_mut(cursor)
             .buffer_mut(pairs);
         // SAFETY: the same probes as the count; each pair takes one slot of its list's
