@@ -55,6 +55,14 @@ __device__ __forceinline__ int group_counter(const long long* probes, int i, int
     return (number % n_probes == 0 ? n_lists : 0) + (int)probes[number];
 }
 
+// Counts counter c (group_counter) in `counters` (2 × n_lists, global or shared): in its
+// list's count, and a first probe's also in the first probes' count.
+__device__ __forceinline__ void group_count_pair(int* counters, int c, int n_lists)
+{
+    atomicAdd(&counters[c - (c >= n_lists ? n_lists : 0)], 1);
+    if (c >= n_lists) atomicAdd(&counters[c], 1);
+}
+
 extern "C" __global__ void ivf_group_count_kernel(const long long* __restrict__ probes, int n_pairs, int n_probes,
                                                    int first_slot, int slots, int n_lists, int per_block,
                                                    int* __restrict__ counts)
@@ -62,9 +70,7 @@ extern "C" __global__ void ivf_group_count_kernel(const long long* __restrict__ 
     if (per_block == 0) {
         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs; i += gridDim.x * blockDim.x) {
             int p;
-            const int c = group_counter(probes, i, n_probes, first_slot, slots, n_lists, p);
-            atomicAdd(&counts[c - (c >= n_lists ? n_lists : 0)], 1);
-            if (c >= n_lists) atomicAdd(&counts[c], 1);
+            group_count_pair(counts, group_counter(probes, i, n_probes, first_slot, slots, n_lists, p), n_lists);
         }
         return;
     }
@@ -76,9 +82,7 @@ extern "C" __global__ void ivf_group_count_kernel(const long long* __restrict__ 
         const int i = blockIdx.x * per_block + u * blockDim.x + threadIdx.x;
         if (i < n_pairs) {
             int p;
-            const int c = group_counter(probes, i, n_probes, first_slot, slots, n_lists, p);
-            atomicAdd(&hist[c - (c >= n_lists ? n_lists : 0)], 1);
-            if (c >= n_lists) atomicAdd(&hist[c], 1);
+            group_count_pair(hist, group_counter(probes, i, n_probes, first_slot, slots, n_lists, p), n_lists);
         }
     }
     __syncthreads();

@@ -37,6 +37,22 @@ const GROUP_FILL_SIGNATURE: &[Param] = group_pairs_signature!(
     Param::BufferMut(Elem::I32, Extent::Any)
 );
 
+/// `ivf_group_offsets`: counts, n_lists, queries per tile, the lists longest first,
+/// list_start, the tile records, the grid's tiles, cursors.
+const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
+    Param::Buffer(Elem::I32, Extent::Any),
+    Param::I32,
+    Param::I32,
+    Param::Buffer(Elem::I32, Extent::Any),
+    Param::BufferMut(Elem::I32, Extent::Any),
+    Param::BufferMut(Elem::I32, Extent::Any),
+    Param::I32,
+    Param::BufferMut(Elem::I32, Extent::Any),
+];
+
+/// Threads per block of the grouping's element-wise kernels.
+const GROUP_THREADS: usize = 256;
+
 /// Pairs a thread of the grouping's shared-memory form takes (group.cu
 /// `GROUP_PAIRS_PER_THREAD`).
 const GROUP_PAIRS_PER_THREAD: usize = 4;
@@ -66,22 +82,6 @@ fn group_shared_pairs(n_lists: usize, n_pairs: usize) -> usize {
         0
     }
 }
-/// `ivf_group_offsets`: counts, n_lists, queries per tile, the lists longest first,
-/// list_start, the tile records, the grid's tiles, cursors.
-const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
-    Param::Buffer(Elem::I32, Extent::Any),
-    Param::I32,
-    Param::I32,
-    Param::Buffer(Elem::I32, Extent::Any),
-    Param::BufferMut(Elem::I32, Extent::Any),
-    Param::BufferMut(Elem::I32, Extent::Any),
-    Param::I32,
-    Param::BufferMut(Elem::I32, Extent::Any),
-];
-
-/// Threads per block of the grouping's element-wise kernels.
-const GROUP_THREADS: usize = 256;
-
 /// The grouping's three kernels' plans: count, offsets, fill.
 pub(super) fn group_kernels() -> [KernelSpec; 3] {
     let spec = |plan: &str, signature| KernelSpec {
