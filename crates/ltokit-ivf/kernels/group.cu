@@ -7,9 +7,9 @@
 //   ivf_group_count_kernel   — pairs per list, and of those the queries' first probes
 //                              (slot 0) at counts[n_lists + list] (atomics; two forms,
 //                              below);
-//   ivf_group_offsets_kernel — one block: list_start (exclusive prefix sums of the
-//                              counts, by list number), a record for every tile of the
-//                              scan's grid, and the fill cursors;
+//   ivf_group_offsets_kernel — one block: the fill cursors (from the exclusive prefix
+//                              sums of the counts, by list number) and a record for
+//                              every tile of the scan's grid;
 //   ivf_group_fill_kernel    — each pair's number (query × n_probes + slot) at its list's
 //                              cursor: the first probes first, so that they fall in the
 //                              list's first tile. The order of the others does not matter:
@@ -119,7 +119,7 @@ __device__ __forceinline__ int group_block_scan(int v, int* warp_sums, int* tota
 
 extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
     const int* __restrict__ counts, int n_lists, int qt, const int* __restrict__ order,
-    int* __restrict__ list_start, int4* __restrict__ tile_info, int grid_tiles, int* __restrict__ cursor)
+    int4* __restrict__ tile_info, int grid_tiles, int* __restrict__ cursor)
 {
     __shared__ int warp_sums[32];
     __shared__ int totals[3];
@@ -138,14 +138,13 @@ extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
     int a = group_block_scan(firsts, warp_sums, &totals[1]);
     int b = totals[1] + group_block_scan(rest, warp_sums, &totals[2]);
     for (int l = begin; l < end; ++l) {
-        list_start[l] = p;
-        cursor[n_lists + l] = p;               // the first probes'
+        cursor[n_lists + l] = p;               // the first probes': the list's start
         cursor[l] = p + counts[n_lists + l];   // the others'
         p += counts[l];
     }
-    __syncthreads();  // list_start of every list, for the records by rank
+    __syncthreads();  // every list's start, for the records by rank
     for (int r = begin; r < end; ++r) {
-        const int list = order[r], n = counts[list], start = list_start[list];
+        const int list = order[r], n = counts[list], start = cursor[n_lists + list];
         const int tiles_l = (n + qt - 1) / qt;
         for (int j = 0; j < tiles_l; ++j) {
             const int t = j == 0 ? a++ : b++;
@@ -154,7 +153,6 @@ extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
     }
     const int total = totals[1] + totals[2];
     for (int t = total + threadIdx.x; t < grid_tiles; t += blockDim.x) tile_info[t] = make_int4(0, 0, 0, 0);
-    if (threadIdx.x == 0) list_start[n_lists] = totals[0];
 }
 
 extern "C" __global__ void ivf_group_fill_kernel(const long long* __restrict__ probes, int n_pairs, int n_probes,

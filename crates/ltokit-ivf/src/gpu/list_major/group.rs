@@ -38,13 +38,12 @@ const GROUP_FILL_SIGNATURE: &[Param] = group_pairs_signature!(
 );
 
 /// `ivf_group_offsets`: counts, n_lists, queries per tile, the lists longest first,
-/// list_start, the tile records, the grid's tiles, cursors.
+/// the tile records, the grid's tiles, cursors.
 const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I32, Extent::Any),
     Param::I32,
     Param::I32,
     Param::Buffer(Elem::I32, Extent::Any),
-    Param::BufferMut(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
     Param::I32,
     Param::BufferMut(Elem::I32, Extent::Any),
@@ -102,7 +101,6 @@ pub(super) fn group_kernels() -> [KernelSpec; 3] {
 pub(super) struct Grouping {
     /// Pairs per list, then first probes per list (2 × n_lists).
     counts: Buffer<i32>,
-    list_start: Buffer<i32>,
     /// A record a tile of the scan's grid: list, first pair, pairs, 0 (group.cu).
     tile_info: Buffer<i32>,
     /// The others' cursors per list, then the first probes' (2 × n_lists).
@@ -144,13 +142,11 @@ impl IvfGpu {
         let tiles = n_lists.min(n_pairs) + n_pairs / qt;
         let Grouping {
             counts,
-            list_start,
             tile_info,
             cursor,
             pairs,
         } = g;
         let counts = counts.at_least(gpu, 2 * n_lists)?;
-        let list_start = list_start.at_least(gpu, n_lists + 1)?;
         let tile_info = tile_info.at_least(gpu, 4 * tiles)?;
         let cursor = cursor.at_least(gpu, 2 * n_lists)?;
         let pairs = pairs.at_least(gpu, n_pairs)?;
@@ -207,13 +203,11 @@ impl IvfGpu {
             .scalar(&n_lists_i)
             .scalar(&qt_i)
             .buffer(&b.lists.list_order)
-            .buffer_mut(list_start)
             .buffer_mut(tile_info)
             .scalar(&tiles_i)
             .buffer_mut(cursor);
         // SAFETY: reads 2 × n_lists counts and the n_lists entries of list_order (a
-        // permutation of the list numbers, DeviceLists), writes n_lists + 1 list starts,
-        // a 4-int record for each of the grid's `tiles` tiles (Σ ⌈count / qt⌉ ≤ `tiles`
+        // permutation of the list numbers, DeviceLists), writes a 4-int record for each of the grid's `tiles` tiles (Σ ⌈count / qt⌉ ≤ `tiles`
         // of them hold pairs) and 2 × n_lists cursors, the lengths allocated above.
         unsafe { launch.run() }?;
         let launch = pairs_launch(&kernels.fill)
