@@ -680,6 +680,107 @@ fn probing_every_list_equals_exact_search() {
     }
 }
 
+/// Repeated device-resident searches into the same buffers: the second of each shape is
+/// recorded and the later ones replay it (`IvfGpu::replay_counts`); the queries' values are
+/// changed in place between calls, so a replay that reused old results, or a recording
+/// that missed a kernel, fails against the CPU's scan of the same probes.
+#[test]
+#[ignore = "needs a GPU"]
+fn repeated_device_searches_replay_and_read_the_queries_of_each_call() {
+    let engine = engine();
+    let s = seed();
+    let gpu = engine.gpu();
+    let (k, n_probes, rows, dim) = (10, 8, 2_000, 96);
+    let mut checked = 0;
+    for (dtype, path) in [
+        (DType::F32, ScanPath::ListMajor),
+        (DType::U8, ScanPath::ListMajor),
+        (DType::F16, ScanPath::PerQuery),
+    ] {
+        let base = synthetic(20_000, dim, 40, dtype, s);
+        let params = KMeansParams {
+            n_lists: 64,
+            iters: 6,
+            train_fraction: 0.5,
+            seed: s,
+        };
+        let index = ltokit_ivf::build::build(&engine, &base, Metric::L2, &params).unwrap();
+        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        gindex.set_scan_path(path);
+        let sets = [
+            synthetic(rows, dim, 40, dtype, s ^ 11),
+            synthetic(rows, dim, 40, dtype, s ^ 12),
+        ];
+        // Each set's probes first: nothing between the searches may grow a buffer.
+        let probes: Vec<Vec<i64>> = sets
+            .iter()
+            .map(|q| gindex.probes(&engine, q, n_probes).unwrap())
+            .collect();
+        let mut q = gpu.alloc::<u8>(sets[0].bytes.len()).unwrap();
+        let mut ids = gpu.alloc::<i64>(rows * k).unwrap();
+        let mut dist = gpu.alloc::<f32>(rows * k).unwrap();
+        let before = engine.replay_counts();
+        // Call 1 runs, call 2 is recorded, calls 3 to 6 replay it.
+        for (call, &set) in [0, 1, 0, 1, 1, 0].iter().enumerate() {
+            let queries = &sets[set];
+            gpu.upload_into(&queries.bytes, &mut q).unwrap();
+            gpu.upload_into(&vec![i64::MIN; rows * k], &mut ids)
+                .unwrap();
+            gpu.upload_into(&vec![f32::NAN; rows * k], &mut dist)
+                .unwrap();
+            gindex
+                .search_device_bytes(
+                    &engine,
+                    &q.slice(0..queries.bytes.len()),
+                    k,
+                    n_probes,
+                    &Filter::None,
+                    &mut ids.slice_mut(0..rows * k),
+                    &mut dist.slice_mut(0..rows * k),
+                )
+                .unwrap();
+            let found = Neighbors {
+                ids: gpu.download(&ids).unwrap(),
+                distances: gpu.download(&dist).unwrap(),
+                k,
+            };
+            let ctx = format!("{dtype:?} {} call {call} (set {set})", path.name());
+            assert_matches_cpu(
+                &index,
+                &base,
+                queries,
+                &probes[set],
+                n_probes,
+                &Filter::None,
+                &found,
+                &ctx,
+            );
+            checked += 1;
+        }
+        let after = engine.replay_counts();
+        let ctx = format!("{dtype:?} {}: {before:?} → {after:?}", path.name());
+        assert_eq!(after.recorded - before.recorded, 1, "{ctx}");
+        assert_eq!(after.replayed - before.replayed, 4, "{ctx}");
+        assert_eq!(after.failed, 0, "{ctx}");
+        // Off, the same call launches its kernels: nothing more is recorded or replayed.
+        engine.set_replay(false);
+        gindex
+            .search_device_bytes(
+                &engine,
+                &q.slice(0..sets[0].bytes.len()),
+                k,
+                n_probes,
+                &Filter::None,
+                &mut ids.slice_mut(0..rows * k),
+                &mut dist.slice_mut(0..rows * k),
+            )
+            .unwrap();
+        assert_eq!(engine.replay_counts(), after, "{ctx}: replay off");
+        engine.set_replay(true);
+    }
+    println!("checked {checked} recorded and replayed searches against the CPU reference");
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn device_resident_search_equals_the_host_search_in_every_type() {

@@ -14,8 +14,8 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, DeviceRepr, DeviceSlice, LaunchArgs, PushKernelArg,
-    ValidAsZeroBits,
+    sys, CudaContext, CudaFunction, CudaModule, DevicePtr, DeviceRepr, DeviceSlice, LaunchArgs,
+    PushKernelArg, ValidAsZeroBits,
 };
 
 pub use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig};
@@ -31,6 +31,13 @@ pub fn driver_available() -> bool {
 
 fn driver_error(what: &str, e: cudarc::driver::DriverError) -> Error {
     Error::Driver(format!("{what}: {e}"))
+}
+
+/// The device address and length of a buffer or view: what tells two buffers apart (a
+/// recorded search's key, [`crate::graph`]). Reading the address enqueues nothing.
+pub fn device_extent<T, B: DevicePtr<T>>(buffer: &B, stream: &CudaStream) -> (u64, usize) {
+    let (address, _sync) = buffer.device_ptr(stream);
+    (address, buffer.len())
 }
 
 /// Element types a device buffer may hold, as a kernel's signature names them.
@@ -188,7 +195,9 @@ impl Gpu {
         Ok(())
     }
 
-    /// Opens GPU `ordinal` (creates or retains its primary context).
+    /// Opens GPU `ordinal` (creates or retains its primary context) with a stream of its
+    /// own, which [`Gpu::stream`] names: work of other code on the context's default
+    /// stream is not ordered with it.
     pub fn open(ordinal: usize) -> Result<Gpu> {
         Self::check_ordinal(ordinal)?;
         let ctx = CudaContext::new(ordinal).map_err(|e| driver_error("context creation", e))?;
@@ -196,7 +205,17 @@ impl Gpu {
             .compute_capability()
             .map_err(|e| driver_error("compute capability", e))?;
         let name = ctx.name().map_err(|e| driver_error("device name", e))?;
-        let stream = ctx.default_stream();
+        // SAFETY: cudarc's per-buffer events order a buffer's uses across streams; all of
+        // a Gpu's work goes to its one stream, in order, so they would only add an event
+        // record and wait to every launch. Switched off before any buffer of this context
+        // object exists, as cudarc requires.
+        unsafe { ctx.disable_event_tracking() };
+        // A stream of its own rather than the legacy default stream, which cannot be
+        // recorded (`graph`): non-blocking, so it does not wait for other users' work on
+        // the default stream either.
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| driver_error("stream creation", e))?;
         Ok(Gpu {
             ctx,
             stream,
@@ -246,7 +265,8 @@ impl Gpu {
         })
     }
 
-    /// Wraps a context the caller already has; launches go to its default stream.
+    /// Wraps a context the caller already has; launches go to its default stream (which
+    /// cannot be recorded: [`Gpu::record`] fails there, and searches run unrecorded).
     pub fn from_context(ctx: Arc<CudaContext>) -> Result<Gpu> {
         Gpu::from_stream(ctx.default_stream())
     }
@@ -304,6 +324,7 @@ impl Gpu {
     /// Copies host data to a new device buffer (an error, out of memory among them, names
     /// the bytes).
     pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+        self.refuse_while_recording("uploading", host.len(), size_of::<T>())?;
         self.stream
             .clone_htod(host)
             .map_err(|e| driver_error(&sized("uploading", host.len(), size_of::<T>()), e))
@@ -311,6 +332,7 @@ impl Gpu {
 
     /// A zeroed device buffer of `len` elements.
     pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.refuse_while_recording("allocating", len, size_of::<T>())?;
         self.stream
             .alloc_zeros(len)
             .map_err(|e| driver_error(&sized("allocating", len, size_of::<T>()), e))
@@ -319,11 +341,24 @@ impl Gpu {
     /// A device buffer of `len` elements whose contents are not initialised: for buffers a
     /// kernel writes in full before anything reads them (no zero-fill pass).
     pub fn alloc<T: DeviceElem>(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.refuse_while_recording("allocating", len, size_of::<T>())?;
         // SAFETY: every bit pattern is a valid value of a DeviceElem type (plain integers
         // and floats), so reading the buffer before it is written is never undefined
         // behaviour, only unspecified values.
         unsafe { self.stream.alloc::<T>(len) }
             .map_err(|e| driver_error(&sized("allocating", len, size_of::<T>()), e))
+    }
+
+    /// An error if the stream is being recorded ([`Gpu::record`]): memory allocated then
+    /// would belong to the recording, which could not be replayed while it lives.
+    fn refuse_while_recording(&self, what: &str, len: usize, elem: usize) -> Result<()> {
+        if self.is_recording()? {
+            return Err(Error::Driver(format!(
+                "{} while the stream is recorded: allocate before recording",
+                sized(what, len, elem)
+            )));
+        }
+        Ok(())
     }
 
     /// Sets every element of a device buffer to zero (enqueued on the stream).

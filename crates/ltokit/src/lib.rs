@@ -48,6 +48,8 @@ pub mod error;
 pub mod formats;
 pub mod fragment;
 #[cfg(feature = "gpu")]
+pub mod graph;
+#[cfg(feature = "gpu")]
 pub mod launch;
 pub mod link;
 #[doc(hidden)] // the job runner of ltokit-build, not part of the API

@@ -111,6 +111,11 @@ pub enum IvfCommand {
         /// always or never.
         #[arg(long, default_value = "auto")]
         phases: String,
+        /// Whether repeated device-resident searches replay a recording of their launches
+        /// (a CUDA graph): on (the library's default) or off (every call launches its
+        /// kernels one by one).
+        #[arg(long, default_value = "on")]
+        replay: String,
         /// Where the index is built: device (the base goes up once and the lists are laid
         /// out there; build_on_device_s in the JSON leaves out the upload, as cuVS's
         /// timing of a base already on the GPU does) or host (lists laid out on the host,
@@ -253,9 +258,15 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
             json,
             tile,
             phases,
+            replay,
             build,
             cache,
         } => {
+            let replay = match replay.as_str() {
+                "on" => true,
+                "off" => false,
+                other => anyhow::bail!("--replay {other:?}: expected on or off"),
+            };
             let build_on_device = match build.as_str() {
                 "device" => true,
                 "host" => false,
@@ -276,7 +287,11 @@ pub fn run(command: IvfCommand) -> anyhow::Result<ExitCode> {
                 metric.parse()?,
                 reps,
                 json,
-                (TileArith::parse(&tile)?, ProbePhases::parse(&phases)?),
+                (
+                    TileArith::parse(&tile)?,
+                    ProbePhases::parse(&phases)?,
+                    replay,
+                ),
                 build_on_device,
                 &cache,
             );
@@ -334,7 +349,7 @@ fn bench(
     metric: Metric,
     reps: usize,
     json: bool,
-    (tile_arith, phases): (TileArith, ProbePhases),
+    (tile_arith, phases, replay): (TileArith, ProbePhases, bool),
     build_on_device: bool,
     cache: &CacheArgs,
 ) -> anyhow::Result<ExitCode> {
@@ -383,6 +398,7 @@ fn bench(
     let (engine, links) = engine_linking_ahead(cache, shape, first)?;
     engine.set_tile_arith(tile_arith);
     engine.set_probe_phases(phases);
+    engine.set_replay(replay);
     let context_s = started.elapsed().as_secs_f64();
     // The build, until the index is searchable on the GPU.
     let started = Instant::now();
@@ -543,6 +559,7 @@ fn bench(
             "lists": lists, "k": k, "batch": batch, "metric": metric.name(), "gpu": engine.gpu().name(),
             "tile_arith": tile_arith.name(),
             "phases": phases.name(),
+            "replay": replay, "replays": engine.replay_counts(),
             "context_s": context_s, "build_s": build_s, "build_on": if build_on_device { "device" } else { "host" },
             "build_on_device_s": build_times.on_device(), "build_breakdown_s": build_times, "ground_truth_s": truth_s, "first_search_ms": first_search_ms,
             "results": rows, "cache": stats, "linked_ahead": linked_ahead,

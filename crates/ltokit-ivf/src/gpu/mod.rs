@@ -26,10 +26,12 @@ pub mod list_major;
 pub mod lists;
 mod merge;
 pub mod profile;
+mod replay;
 pub mod scan;
 pub mod search;
 mod workspace;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -146,6 +148,9 @@ impl Neighbors {
     }
 }
 
+/// The id the next engine takes ([`IvfGpu`]'s `id`).
+static NEXT_ENGINE_ID: AtomicU64 = AtomicU64::new(1);
+
 /// The GPU engine: a device, the kernel cache, the bundle, and the kernels resolved so far.
 pub struct IvfGpu {
     gpu: Arc<Gpu>,
@@ -158,6 +163,24 @@ pub struct IvfGpu {
     tile_arith: Mutex<list_major::TileArith>,
     /// Whether list-major batches scan in two phases ([`IvfGpu::set_probe_phases`]).
     probe_phases: Mutex<list_major::ProbePhases>,
+    /// This engine among the process's (a recorded search names the engine it ran on).
+    id: u64,
+    /// Whether repeated device-resident searches replay a recording
+    /// ([`IvfGpu::set_replay`]).
+    replay: AtomicBool,
+    /// Searches recorded, replayed, and recordings that failed ([`ReplayCounts`]).
+    replay_counts: [AtomicU64; 3],
+}
+
+/// How an engine's searches used recordings so far ([`IvfGpu::replay_counts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReplayCounts {
+    /// Calls recorded (each also ran, by its first replay).
+    pub recorded: u64,
+    /// Calls that replayed an earlier recording.
+    pub replayed: u64,
+    /// Recordings that failed (the call then ran unrecorded); none is expected.
+    pub failed: u64,
 }
 
 /// An engine waits, when dropped, for the links its background threads are in the middle
@@ -203,7 +226,41 @@ impl IvfGpu {
             shared_limit: Mutex::new(None),
             tile_arith: Mutex::new(list_major::TileArith::Mma),
             probe_phases: Mutex::new(list_major::ProbePhases::Auto),
+            id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
+            replay: AtomicBool::new(true),
+            replay_counts: Default::default(),
         })
+    }
+
+    /// Switches the replay of repeated searches on (the default) or off: the second
+    /// device-resident search in a row with the same shape, settings and buffers is
+    /// recorded as one CUDA graph, and identical calls after it replay it with one launch
+    /// (see the `replay` module). Off, every call launches its kernels one by one.
+    pub fn set_replay(&self, on: bool) {
+        self.replay.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether repeated searches replay a recording ([`IvfGpu::set_replay`]).
+    pub fn replays(&self) -> bool {
+        self.replay.load(Ordering::Relaxed)
+    }
+
+    /// How many searches were recorded and replayed so far.
+    pub fn replay_counts(&self) -> ReplayCounts {
+        let [recorded, replayed, failed] = self
+            .replay_counts
+            .each_ref()
+            .map(|c| c.load(Ordering::Relaxed));
+        ReplayCounts {
+            recorded,
+            replayed,
+            failed,
+        }
+    }
+
+    /// Counts a recorded (0), replayed (1) or failed (2) recording.
+    fn count_replay(&self, which: usize) {
+        self.replay_counts[which].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The device.

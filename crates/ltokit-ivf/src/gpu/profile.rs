@@ -51,6 +51,11 @@ impl Profiler {
         self.on.store(on, Ordering::Relaxed);
     }
 
+    /// Whether profiling is on.
+    pub fn is_on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
     /// The counters so far.
     pub fn times(&self) -> StageTimes {
         self.state.lock().0

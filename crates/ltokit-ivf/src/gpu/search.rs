@@ -8,7 +8,7 @@
 
 use parking_lot::Mutex;
 
-use ltokit::launch::{CudaView, CudaViewMut, DeviceElem};
+use ltokit::launch::{device_extent, CudaView, CudaViewMut, DeviceElem};
 use ltokit::{Error, Result};
 
 use super::coarse::{coarse_kernels, CoarseQueries, MatrixArith};
@@ -17,8 +17,9 @@ use super::list_major::{list_major_kernels, ScanPathCell};
 use super::lists::layout_kernel;
 use super::merge::merge_kernel;
 use super::profile::Stage;
+use super::replay::CallKey;
 use super::scan::{candidate_sets, scan_kernel, scan_kernels, ScanBatch};
-use super::workspace::{HostStaging, Workspace};
+use super::workspace::{growths, HostStaging, Workspace};
 use super::{
     capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, KernelSpec, Neighbors, ScanPath,
     MAX_K,
@@ -26,6 +27,18 @@ use super::{
 use crate::data::{DType, Matrix};
 use crate::index::{veclen, IvfIndex};
 use crate::metric::{Filter, Metric};
+
+/// What a call's batches run, chosen once for the call (`GpuIndex::launch_batches`).
+struct BatchPlan {
+    /// Queries of the call, and of one batch at most.
+    nq: usize,
+    batch: usize,
+    k: usize,
+    n_probes: usize,
+    /// The scan path of the batches that may scan list-major (their kernels loaded), or
+    /// `None` where every batch scans per-query.
+    list_major: Option<ScanPath>,
+}
 
 /// An index on the GPU, ready to search.
 pub struct GpuIndex {
@@ -247,6 +260,13 @@ impl GpuIndex {
         if nq == 0 {
             return Ok(());
         }
+        // A repeated call replays its recording (see `replay`): one launch, no planning.
+        let key = self.call_key(engine, queries, k, n_probes, filter, (&*out_ids, &*out_d));
+        if let Some(recording) = key.and_then(|key| ws.replays.recording(&key, growths())) {
+            recording.replay()?;
+            engine.count_replay(1);
+            return Ok(());
+        }
         // A first search links (or fetches) the plans of its path at once. Auto never
         // waits for the list-major scan's kernel (it links in about a second): until a
         // background thread has loaded it, the batches scan per-query. That thread starts
@@ -294,9 +314,99 @@ impl GpuIndex {
             )?);
         }
         engine.prepare(&specs)?;
+        // A call whose path may still change (the list-major kernels loading) is not
+        // recorded.
+        let key = key.filter(|_| later.is_none());
         if let Some(lm) = later {
             engine.prepare_in_background(&lm);
         }
+        let plan = BatchPlan {
+            nq,
+            batch,
+            k,
+            n_probes,
+            list_major: list_major.then_some(path),
+        };
+        if let Some(key) = key.filter(|key| ws.replays.should_record(key, growths())) {
+            let gpu = engine.gpu();
+            match gpu.record(|| {
+                self.launch_batches(
+                    engine,
+                    ws,
+                    queries,
+                    filter,
+                    &plan,
+                    (&mut *out_ids, &mut *out_d),
+                )
+            }) {
+                Ok(((), mut recording)) => {
+                    recording.replay()?;
+                    engine.count_replay(0);
+                    ws.replays.remember(key, growths(), Some(recording));
+                    return Ok(());
+                }
+                // Nothing ran: the same work runs unrecorded below.
+                Err(e) => {
+                    engine.count_replay(2);
+                    ws.replays.refuse(&key);
+                    tracing::debug!("search not recorded: {e}");
+                }
+            }
+        }
+        self.launch_batches(engine, ws, queries, filter, &plan, (out_ids, out_d))?;
+        if let Some(key) = key {
+            ws.replays.remember(key, growths(), None);
+        }
+        Ok(())
+    }
+
+    /// The key of a device-resident call ([`CallKey`]), or `None` where it is never
+    /// recorded: replays off, a filter, profiling on.
+    fn call_key<T: DeviceElem>(
+        &self,
+        engine: &IvfGpu,
+        queries: &CudaView<'_, T>,
+        k: usize,
+        n_probes: usize,
+        filter: &Filter,
+        (out_ids, out_d): (&CudaViewMut<'_, i64>, &CudaViewMut<'_, f32>),
+    ) -> Option<CallKey> {
+        if !engine.replays() || !matches!(filter, Filter::None) || engine.profiler.is_on() {
+            return None;
+        }
+        let stream = engine.gpu().stream();
+        Some(CallKey {
+            engine: engine.id,
+            queries: device_extent(queries, stream),
+            out_ids: device_extent(out_ids, stream),
+            out_distances: device_extent(out_d, stream),
+            k,
+            n_probes,
+            path: self.scan_path.get(),
+            tile_arith: engine.tile_arith(),
+            phases: engine.probe_phases_choice(),
+        })
+    }
+
+    /// Enqueues a call's batches (coarse search, scan, merge each) with the kernels
+    /// `plan` chose, loaded by the caller.
+    fn launch_batches<T: DeviceElem>(
+        &self,
+        engine: &IvfGpu,
+        ws: &mut Workspace,
+        queries: &CudaView<'_, T>,
+        filter: &Filter,
+        plan: &BatchPlan,
+        (out_ids, out_d): (&mut CudaViewMut<'_, i64>, &mut CudaViewMut<'_, f32>),
+    ) -> Result<()> {
+        let &BatchPlan {
+            nq,
+            batch,
+            k,
+            n_probes,
+            list_major,
+        } = plan;
+        let per_query = self.dim;
         let gpu = engine.gpu();
         let owned_filter;
         let filter_words = match filter {
@@ -349,7 +459,11 @@ impl GpuIndex {
                 &mut out_d.slice_mut(start * k..(start + nb) * k),
                 &mut out_ids.slice_mut(start * k..(start + nb) * k),
             );
-            if list_major && engine.use_list_major(path, &self.lists, nb, n_probes, k)? {
+            let lm = match list_major {
+                Some(path) => engine.use_list_major(path, &self.lists, nb, n_probes, k)?,
+                None => false,
+            };
+            if lm {
                 engine.list_major_batch(&b, &mut ws.groups, (&mut *cand_d, &mut *cand_i), out)?;
             } else {
                 engine.scan_batch(&b, (&mut *cand_d, &mut *cand_i), out)?;

@@ -1,9 +1,23 @@
 //! Device buffers reused across searches: grown when a call needs more, never shrunk, and
 //! never zero-filled (every kernel writes what it later reads).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ltokit::graph::Recording;
 use ltokit::launch::{CudaSlice, DeviceElem, Gpu};
 use ltokit::pinned::PinnedStaging;
 use ltokit::{Error, Result};
+
+use super::replay::Replays;
+
+/// Reallocations of any [`Buffer`] in this process: a recorded search's buffers are where
+/// it recorded them only while this count stays the same (`replay`).
+static GROWTHS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times a [`Buffer`] has moved to a larger allocation so far.
+pub(crate) fn growths() -> u64 {
+    GROWTHS.load(Ordering::Acquire)
+}
 
 /// One grow-only device buffer.
 pub(crate) struct Buffer<T: DeviceElem>(Option<CudaSlice<T>>);
@@ -19,6 +33,15 @@ impl<T: DeviceElem> Buffer<T> {
     pub(crate) fn at_least(&mut self, gpu: &Gpu, len: usize) -> Result<&mut CudaSlice<T>> {
         let len = len.max(1);
         if self.0.as_ref().is_none_or(|b| b.len() < len) {
+            // Not while recording: the old buffer's free and the new one's allocation
+            // would be recorded too (`replay` records only calls whose buffers are there).
+            if gpu.is_recording()? {
+                return Err(Error::Driver(format!(
+                    "a workspace buffer of {len} elements grew while a search was recorded"
+                )));
+            }
+            // Counted before the old buffer goes, so that no recording of it is replayed.
+            GROWTHS.fetch_add(1, Ordering::AcqRel);
             self.0 = None; // free before allocating the larger one
             self.0 = Some(gpu.alloc::<T>(len)?);
         }
@@ -42,6 +65,8 @@ pub(crate) struct Workspace {
     pub(crate) no_filter: Buffer<u32>,
     /// The list-major scan's grouping of pairs by list.
     pub(crate) groups: super::list_major::PairGroups,
+    /// The last search's key and its recording, for the next identical call (`replay`).
+    pub(crate) replays: Replays<Recording>,
 }
 
 /// The host API's staging: the queries as uploaded and the results before download, on
