@@ -43,9 +43,24 @@ template <int WQ> struct ChTile {
     static constexpr int QSTAGE = TQ * CH_LD, CSTAGE = 2 * CH_TC * CH_LD;  // halves of a stage
 };
 
-// One chunk's query values of this thread: group e = threadIdx.x + THREADS · u is row
-// e / 8, dimensions 4 (e % 8) … + 3 of the chunk, held as stored (`ok`: which groups are
-// real; zeros are stored for the others).
+// The tile row of this thread's query group u (8 threads a row: CH_KC / 4 groups of four
+// values). The rows of u are (THREADS / 8) u apart, a constant: every group's address is a
+// constant offset of one, which took the q128 kernel's spill away (20 local loads and
+// stores in its SASS, 0 after). Taking each aligned 8 rows in the order 0, 4, 1, 5, … so
+// that a half-warp's two 8-byte stores fall 16 banks apart (ncu, session 20: 4.3
+// wavefronts a store request) was measured beside it and gained nothing (session 21,
+// `docs/gpu-runs/2026-12-02-s21/1-coarse-ab/`, `rows`: the score matrix 65.3 µs on images
+// × 2 like main's, device QPS within the noise).
+template <int THREADS>
+__device__ __forceinline__ int ch_query_row(int u) {
+    static_assert(THREADS % (8 * (CH_KC / 4)) == 0, "whole groups of 8 rows a round");
+    const int j = (int)threadIdx.x / (CH_KC / 4);
+    return j + THREADS / (CH_KC / 4) * u;
+}
+
+// One chunk's query values of this thread: group u is row ch_query_row(u), dimensions
+// 4 (threadIdx.x % 8) … + 3 of the chunk, held as stored (`ok`: which groups are real;
+// zeros are stored for the others).
 template <int WQ> struct ChQueries { uint2 raw[ChTile<WQ>::QGROUPS]; unsigned ok; };
 
 // VEC4: the dimension divisible by 4 and the batch 8-byte aligned, so that a group is one
@@ -58,8 +73,8 @@ __device__ __forceinline__ void ch_load_queries(ChQueries<WQ>& r, const unsigned
     r.ok = 0;
     #pragma unroll
     for (int u = 0; u < T::QGROUPS; ++u) {
-        const int e = threadIdx.x + T::THREADS * u;
-        const int q = q0 + e / (CH_KC / 4), d = k0 + 4 * (e % (CH_KC / 4));
+        const int q = q0 + ch_query_row<T::THREADS>(u);
+        const int d = k0 + 4 * ((int)threadIdx.x % (CH_KC / 4));
         const long long at = (long long)q * dim + d;
         if (VEC4) {
             // Unconditional loads (position 0 stands in), every one in flight at once.
@@ -90,8 +105,8 @@ __device__ __forceinline__ void ch_store_queries(ChQueries<WQ>& r, __half* qs, i
     using T = ChTile<WQ>;
     #pragma unroll
     for (int u = 0; u < T::QGROUPS; ++u) {
-        const int e = threadIdx.x + T::THREADS * u;
-        const int row = e / (CH_KC / 4), col = 4 * (e % (CH_KC / 4));
+        const int row = ch_query_row<T::THREADS>(u);  // as loaded
+        const int col = 4 * ((int)threadIdx.x % (CH_KC / 4));
         asm volatile("" : "+r"(r.raw[u].x), "+r"(r.raw[u].y));
         uint2 h = VEC4 ? ivf_coarse_query_halves4(r.raw[u]) : r.raw[u];
         if (!((r.ok >> u) & 1u)) h = make_uint2(0u, 0u);
@@ -107,10 +122,16 @@ template <int WQ>
 __device__ __forceinline__ void ch_copy_centres(__half* cs, const unsigned short* halves, int dim_pad, int n_pad,
                                                 int c0, int k0) {
     using T = ChTile<WQ>;
+    // Copy e = threadIdx.x + THREADS · u is piece e % 4 of row e / 4 of hi then lo rows:
+    // with THREADS / 4 dividing CH_TC, its part and its row's distance from threadIdx.x / 4
+    // are constants of u, so that the copies of u are constant offsets of one address.
+    static_assert(CH_TC % (T::THREADS / (CH_KC / 8)) == 0, "a round of copies within one part");
     #pragma unroll
     for (int u = 0; u < T::CCOPIES; ++u) {
-        const int e = threadIdx.x + T::THREADS * u;
-        const int part = e / (CH_TC * CH_KC / 8), row = (e / (CH_KC / 8)) % CH_TC, piece = e % (CH_KC / 8);
+        const int rows_before = T::THREADS / (CH_KC / 8) * u;
+        const int part = rows_before / CH_TC;
+        const int row = (int)threadIdx.x / (CH_KC / 8) + rows_before % CH_TC;
+        const int piece = (int)threadIdx.x % (CH_KC / 8);
         const unsigned short* src =
             halves + ((long long)part * n_pad + c0 + row) * dim_pad + k0 + 8 * piece;
         const unsigned dst = mma_shared_address(cs + (part * CH_TC + row) * CH_LD + 8 * piece);
@@ -199,13 +220,13 @@ __device__ __forceinline__ void ch_kernel(CH_PARAMS)
 }
 
 // Tiles of 64 queries (4 warps) and 128 (8 warps); the host takes the largest that still
-// gives the batch two blocks an SM, and smaller batches the 2xTF32 kernel (gpu/coarse.rs).
-extern "C" __global__ void __launch_bounds__(128, 4) ivf_coarse_scores_h16_q64_kernel(CH_PARAMS) {
+// gives the batch two blocks an SM (64 where 128 would leave one part-full wave), and smaller batches the 2xTF32 kernel (gpu/coarse.rs).
+extern "C" __global__ void __launch_bounds__(128, 5) ivf_coarse_scores_h16_q64_kernel(CH_PARAMS) {
     ch_kernel<2>(CH_ARGS);
 }
-// Three blocks an SM (80 registers, a 32-byte spill: the next chunk's query values kept
-// across the multiply): 10,000 images against 256 centres are 316 blocks, one wave of 396
-// instead of 1.2 of 264. Measured on the H200 (session 14, `1-wip-ab/`, against two an
+// Three blocks an SM (80 registers; no spill since the copies' and stores' addresses are
+// constant offsets of one, ch_query_row and ch_copy_centres): 10,000 images against 256
+// centres are 316 blocks, one wave of 396 instead of 1.2 of 264. Measured on the H200 (session 14, `1-wip-ab/`, against two an
 // SM): images × 2 score matrix 68.0 → 52.0 µs (ncu), device QPS +1.2 to +5.5 % at batch
 // 10,000; the 128-dimension sets within ±1 %.
 extern "C" __global__ void __launch_bounds__(256, 3) ivf_coarse_scores_h16_q128_kernel(CH_PARAMS) {

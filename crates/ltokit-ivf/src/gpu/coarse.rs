@@ -200,10 +200,22 @@ const HALF_CENTER_TILE: usize = 64;
 /// 32 queries, 2 warps, lost 0 to 3 % to the 2xTF32 kernel, which smaller batches keep.
 const HALF_TILE_MIN_BLOCKS: usize = 2 * SPREAD_BLOCKS;
 
-/// The query tile of the f16 score matrix for `nq` queries over `n_centers` centres: the
+/// The query tile of the f16 score matrix for `nq` queries over `n_centers` centres: 64
+/// where 128-query tiles would fill part of one wave of three blocks an SM, else the
 /// largest that still gives [`HALF_TILE_MIN_BLOCKS`] blocks; none when no tile does.
 fn half_query_tile(nq: usize, n_centers: usize) -> Option<usize> {
     let centre_tiles = n_centers.div_ceil(HALF_CENTER_TILE);
+    // Where 128-query tiles leave their one wave of three blocks an SM part full (images:
+    // 316 blocks on 396 slots, 52 SMs with three and 80 with two), 64-query tiles at five
+    // an SM spread evenly (628 on 660). Measured on the H200 (session 21,
+    // `docs/gpu-runs/2026-12-02-s21/1-coarse-ab/`, `q64`, three rounds): images × 2's score
+    // matrix 65.2 → 58.9 µs (ncu), device QPS at batch 10,000 +2.0 / +2.6 / +0.5 / −0.0 %
+    // at 2 / 5 / 10 / 20 probes; no other bench shape takes it.
+    if nq.div_ceil(128) * centre_tiles < 3 * SPREAD_BLOCKS
+        && nq.div_ceil(64) * centre_tiles >= HALF_TILE_MIN_BLOCKS
+    {
+        return Some(64);
+    }
     HALF_QUERY_TILES
         .into_iter()
         .find(|&t| nq.div_ceil(t) * centre_tiles >= HALF_TILE_MIN_BLOCKS)
@@ -648,7 +660,7 @@ mod tests {
         // 1,000 × 256 batch twice the blocks (128 against 64, of the H200's 132 SMs).
         let images = (10_000, 256);
         let plan = |a: MatrixArith, dtype| a.score_kernel(dtype, images).plan;
-        assert_eq!(plan(TensorCores, DType::U8), "coarse_scores_h16_q128_u8");
+        assert_eq!(plan(TensorCores, DType::U8), "coarse_scores_h16_q64_u8");
         assert!(TensorCores.score_kernel(DType::U8, images).halves);
         assert_eq!(plan(TensorCores, DType::F32), "coarse_scores_mma_f32");
         assert_eq!(plan(CudaCores, DType::F16), "coarse_scores_f16");
@@ -666,8 +678,9 @@ mod tests {
     #[test]
     fn the_f16_score_matrix_takes_the_largest_query_tile_that_keeps_two_blocks_an_sm() {
         use MatrixArith::*;
-        // 10,000 queries: 128-query tiles give 79 × 4 = 316 blocks over 256 centres.
-        assert_eq!(half_query_tile(10_000, 256), Some(128));
+        // 10,000 queries: 128-query tiles give 79 × 4 = 316 blocks over 256 centres, part of
+        // one wave; 64-query tiles 628.
+        assert_eq!(half_query_tile(10_000, 256), Some(64));
         assert_eq!(half_query_tile(10_000, 1024), Some(128));
         // 2,000 over 1,024: 16 × 16 = 256 blocks at 128, under 264; 512 at 64.
         assert_eq!(half_query_tile(2_000, 1024), Some(64));
@@ -684,7 +697,7 @@ mod tests {
         );
         assert_eq!(
             plans(DType::U8, (4_000, 601)),
-            ("coarse_scores_h16_q128_u8".into(), (128, 64, 256))
+            ("coarse_scores_h16_q64_u8".into(), (64, 64, 128))
         );
         assert_eq!(
             plans(DType::F16, (2_000, 601)),
