@@ -386,18 +386,30 @@ fn matrix_kernels(
 ) -> Result<[KernelSpec; 2]> {
     Ok([
         matrix.score_kernel(dtype, (nq, n_centers)).spec(),
-        select_kernel(n_probes)?,
+        select_kernel(n_probes, n_centers)?,
     ])
 }
 
-/// The selection of `n_probes` from a row of the score matrix.
-fn select_kernel(n_probes: usize) -> Result<KernelSpec> {
+/// The selection of `n_probes` from a row of `n_centers` scores: for rows of
+/// [`SELECT_ROWS_IN_REGISTERS`] and capacities up to 32 the form that holds the row in
+/// registers (kernels/coarse_select.cu says where each form pays).
+fn select_kernel(n_probes: usize, n_centers: usize) -> Result<KernelSpec> {
+    let cap = capacity(n_probes)?;
+    let rows = if cap <= 32 && SELECT_ROWS_IN_REGISTERS.contains(&n_centers) {
+        "rows_"
+    } else {
+        ""
+    };
     Ok(KernelSpec {
-        plan: format!("coarse_select_c{}", capacity(n_probes)?),
+        plan: format!("coarse_select_{rows}c{cap}"),
         signature: SELECT_SIGNATURE,
         shared: 0,
     })
 }
+
+/// Row lengths (centres) whose selection holds the row in registers: up to the kernel's
+/// 32 chunks of 32, and longer than the rows that the other form reads in two rounds.
+const SELECT_ROWS_IN_REGISTERS: std::ops::RangeInclusive<usize> = 257..=1024;
 
 /// The coarse-search kernel for `dim`-dimensional queries of `dtype` and `n_probes` probes.
 pub(crate) fn coarse_kernel(dtype: DType, dim: usize, n_probes: usize) -> Result<KernelSpec> {
@@ -538,7 +550,7 @@ impl IvfGpu {
         // larger than this batch.
         let planned = q.planned.max(nq);
         let score_kernel = matrix_arith.score_kernel(dtype, (planned, n));
-        let select_spec = select_kernel(n_probes)?;
+        let select_spec = select_kernel(n_probes, n)?;
         let (tile_queries, tile_centers, threads) = score_kernel.tile;
         let scores_k = self
             .kernels
@@ -671,8 +683,18 @@ mod tests {
         assert_eq!((blocks(TensorCores), blocks(CudaCores)), (128, 64));
         let kernels = coarse_kernels(DType::I8, 128, 10, (10_000, 1024), TensorCores).unwrap();
         let names: Vec<&str> = kernels.iter().map(|k| k.plan.as_str()).collect();
-        assert_eq!(names, ["coarse_scores_h16_q128_i8", "coarse_select_c16"]);
+        assert_eq!(
+            names,
+            ["coarse_scores_h16_q128_i8", "coarse_select_rows_c16"]
+        );
         assert_eq!(kernels[0].signature, SCORES_H16_SIGNATURE);
+        // The selection holds rows of 257 to 1,024 centres in registers, for up to 32
+        // probes.
+        let select = |n_probes, n_centers| select_kernel(n_probes, n_centers).unwrap().plan;
+        assert_eq!(select(2, 256), "coarse_select_c2");
+        assert_eq!(select(20, 512), "coarse_select_rows_c32");
+        assert_eq!(select(50, 1024), "coarse_select_c64");
+        assert_eq!(select(10, 1025), "coarse_select_c16");
     }
 
     #[test]
