@@ -34,7 +34,9 @@ fn driver_error(what: &str, e: cudarc::driver::DriverError) -> Error {
 }
 
 /// The device address and length of a buffer or view: what tells two buffers apart (a
-/// recorded search's key, [`crate::graph`]). Reading the address enqueues nothing.
+/// recorded search's key, [`crate::graph`]). On a [`Gpu::open`] context (no per-buffer
+/// events) reading the address enqueues nothing; on a context of the caller's that tracks
+/// events, cudarc orders the read like a launch's (an event wait and record).
 pub fn device_extent<T, B: DevicePtr<T>>(buffer: &B, stream: &CudaStream) -> (u64, usize) {
     let (address, _sync) = buffer.device_ptr(stream);
     (address, buffer.len())
