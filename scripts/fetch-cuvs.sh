@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Downloads cuVS 26.10 for CUDA 13 (Python 3.12 wheels, what the GPU machine runs) and the
-# wheels it needs from PyPI, and cuts them into chunks of 40 MiB, each small enough to
+# wheels it needs from PyPI, and cuts them into chunks of 32 MiB, each small enough to
 # travel in one device call beside the repository (the limit is 64 MiB a call, the
-# working tree included; 55 MiB chunks were refused in session 14).
+# working tree included: 55 MiB chunks were refused in session 14, 40 MiB ones in session
+# 21 once the tree passed 24 MiB). Chunks cut before can be cut again without a download:
+#   cat cuvs-chunks/p* > /tmp/cuvs.tar && rm cuvs-chunks/p* && split -b 32m -d -a 2 /tmp/cuvs.tar cuvs-chunks/p
 # usage: scripts/fetch-cuvs.sh [OUT_DIR]      (default cuvs-chunks/, git-ignored)
 # Then send the chunks one per call, back to back while the machine is warm:
 #   device run, carry ["cuvs-chunks/pNN"]:  mkdir -p /root/cuvs && cp cuvs-chunks/pNN /root/cuvs/
@@ -20,5 +22,5 @@ python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3
   librmm-cu13==26.10.0 rmm-cu13==26.10.0 libkvikio-cu13==26.10.0 rapids-logger==0.3.0 nvidia-nvjitlink==13.3.33
 mkdir -p "$out"
 rm -f "$out"/p*
-(cd "$tmp" && tar cf - ./*.whl) | split -b 40m -d -a 2 - "$out/p"
+(cd "$tmp" && tar cf - ./*.whl) | split -b 32m -d -a 2 - "$out/p"
 ls -la "$out"
