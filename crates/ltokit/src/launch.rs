@@ -351,9 +351,10 @@ impl Gpu {
             .map_err(|e| driver_error(&sized("allocating", len, size_of::<T>()), e))
     }
 
-    /// An error if the stream is being recorded ([`Gpu::record`]): memory allocated then
-    /// would belong to the recording, which could not be replayed while it lives.
-    fn refuse_while_recording(&self, what: &str, len: usize, elem: usize) -> Result<()> {
+    /// An error if the stream is being recorded ([`Gpu::record`]): memory allocated (or
+    /// freed) then would belong to the recording, which could not be replayed while it
+    /// lives. `what` `len` elements of `elem` bytes name the allocation in the error.
+    pub fn refuse_while_recording(&self, what: &str, len: usize, elem: usize) -> Result<()> {
         if self.is_recording()? {
             return Err(Error::Driver(format!(
                 "{} while the stream is recorded: allocate before recording",

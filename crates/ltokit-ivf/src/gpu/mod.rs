@@ -172,6 +172,14 @@ pub struct IvfGpu {
     replay_counts: [AtomicU64; 3],
 }
 
+/// What happened to a search's recording: its index in `IvfGpu::replay_counts`' counters.
+#[derive(Debug, Clone, Copy)]
+enum ReplayEvent {
+    Recorded = 0,
+    Replayed = 1,
+    Failed = 2,
+}
+
 /// How an engine's searches used recordings so far ([`IvfGpu::replay_counts`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ReplayCounts {
@@ -258,9 +266,9 @@ impl IvfGpu {
         }
     }
 
-    /// Counts a recorded (0), replayed (1) or failed (2) recording.
-    fn count_replay(&self, which: usize) {
-        self.replay_counts[which].fetch_add(1, Ordering::Relaxed);
+    /// Counts one [`ReplayEvent`].
+    fn count_replay(&self, event: ReplayEvent) {
+        self.replay_counts[event as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The device.

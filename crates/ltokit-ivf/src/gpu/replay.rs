@@ -70,7 +70,9 @@ impl<R> Replays<R> {
             self.calls.remove(at);
             return None;
         }
-        self.calls[at].recording.as_mut()
+        // A call replayed is the most recent: the last to go.
+        self.calls[..=at].rotate_right(1);
+        self.calls[0].recording.as_mut()
     }
 
     /// Whether a call with `key` should be recorded: it ran before, unrecorded, and no
@@ -198,5 +200,10 @@ mod tests {
         assert_eq!(r.calls.len(), KEPT_CALLS);
         assert!(r.recording(&slice(0), 7).is_none());
         assert_eq!(r.recording(&slice(1), 7).copied(), Some(1));
+        // A replay makes its call the most recent: slice 1 (replayed just now) stays when
+        // the next distinct call comes, slice 2 goes.
+        r.remember(slice(100), 7, None);
+        assert_eq!(r.recording(&slice(1), 7).copied(), Some(1));
+        assert!(r.recording(&slice(2), 7).is_none());
     }
 }

@@ -21,8 +21,8 @@ use super::replay::CallKey;
 use super::scan::{candidate_sets, scan_kernel, scan_kernels, ScanBatch};
 use super::workspace::{growths, HostStaging, Workspace};
 use super::{
-    capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, KernelSpec, Neighbors, ScanPath,
-    MAX_K,
+    capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, KernelSpec, Neighbors, ReplayEvent,
+    ScanPath, MAX_K,
 };
 use crate::data::{DType, Matrix};
 use crate::index::{veclen, IvfIndex};
@@ -264,7 +264,7 @@ impl GpuIndex {
         let key = self.call_key(engine, queries, k, n_probes, filter, (&*out_ids, &*out_d));
         if let Some(recording) = key.and_then(|key| ws.replays.recording(&key, growths())) {
             recording.replay()?;
-            engine.count_replay(1);
+            engine.count_replay(ReplayEvent::Replayed);
             return Ok(());
         }
         // A first search links (or fetches) the plans of its path at once. Auto never
@@ -341,13 +341,13 @@ impl GpuIndex {
             }) {
                 Ok(((), mut recording)) => {
                     recording.replay()?;
-                    engine.count_replay(0);
+                    engine.count_replay(ReplayEvent::Recorded);
                     ws.replays.remember(key, growths(), Some(recording));
                     return Ok(());
                 }
                 // Nothing ran: the same work runs unrecorded below.
                 Err(e) => {
-                    engine.count_replay(2);
+                    engine.count_replay(ReplayEvent::Failed);
                     ws.replays.refuse(&key);
                     tracing::debug!("search not recorded: {e}");
                 }

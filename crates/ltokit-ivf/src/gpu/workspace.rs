@@ -33,13 +33,9 @@ impl<T: DeviceElem> Buffer<T> {
     pub(crate) fn at_least(&mut self, gpu: &Gpu, len: usize) -> Result<&mut CudaSlice<T>> {
         let len = len.max(1);
         if self.0.as_ref().is_none_or(|b| b.len() < len) {
-            // Not while recording: the old buffer's free and the new one's allocation
-            // would be recorded too (`replay` records only calls whose buffers are there).
-            if gpu.is_recording()? {
-                return Err(Error::Driver(format!(
-                    "a workspace buffer of {len} elements grew while a search was recorded"
-                )));
-            }
+            // Not while recording, and asked before the old buffer goes: its free would be
+            // recorded too (`replay` records only calls whose buffers are there).
+            gpu.refuse_while_recording("growing a workspace buffer to", len, size_of::<T>())?;
             // Counted before the old buffer goes, so that no recording of it is replayed.
             GROWTHS.fetch_add(1, Ordering::AcqRel);
             self.0 = None; // free before allocating the larger one
@@ -65,7 +61,7 @@ pub(crate) struct Workspace {
     pub(crate) no_filter: Buffer<u32>,
     /// The list-major scan's grouping of pairs by list.
     pub(crate) groups: super::list_major::PairGroups,
-    /// The last search's key and its recording, for the next identical call (`replay`).
+    /// The last few distinct searches' keys and recordings, for identical calls (`replay`).
     pub(crate) replays: Replays<Recording>,
 }
 
