@@ -4,8 +4,9 @@
 //
 // f32 and f16 rows are scored in f32 against the query staged as f32 (f16 rows are
 // widened two at a time). i8 and u8 rows are scored in exact 32-bit integer arithmetic
-// against the query staged in its stored bytes: four bytes per __dp4a, and for L2 the
-// per-byte absolute difference (__vabsdiff{s,u}4) squared and summed by __dp4a.
+// against the query staged in its stored bytes: four bytes per __dp4a; for u8 L2 the
+// per-byte absolute difference (__vabsdiffu4) squared and summed by __dp4a, for i8 L2
+// Σ q² + Σ x² − 2 Σ q·x by three __dp4a.
 #include <cuda_fp16.h>
 #include "ivf_abi.cuh"
 
@@ -56,6 +57,9 @@ extern "C" __device__ float ivf_stage_query(const unsigned char* src, unsigned c
 extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const unsigned char* staged, int dim, float* xnorm2) {
 #if defined(IVF_DTYPE_i8)
     int acc = 0, xn = 0;
+#if defined(IVF_L2) && defined(IVF_VEC_max)
+    int qx = 0, qq = 0;
+#endif
 #else
     unsigned acc = 0, xn = 0;
 #endif
@@ -75,8 +79,12 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
         for (int e = 0; e < 4; ++e) {
 #if defined(IVF_L2)
 #if defined(IVF_DTYPE_i8)
-            const unsigned d = __vabsdiffs4(xs[e], qs[e]);
-            acc += (int)__dp4a(d, d, 0u);
+            // Σ (q − x)² as Σ q² + Σ x² − 2 Σ q·x (exact in 32 bits): three dp4a a word,
+            // where the signed byte difference has no single instruction (__vabsdiffs4
+            // biases both operands first) and its square needs a fourth and an add.
+            qx = __dp4a((int)xs[e], (int)qs[e], qx);
+            xn = __dp4a((int)xs[e], (int)xs[e], xn);
+            qq = __dp4a((int)qs[e], (int)qs[e], qq);
 #else
             const unsigned d = __vabsdiffu4(xs[e], qs[e]);
             acc = __dp4a(d, d, acc);
@@ -92,6 +100,10 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
 #endif
         }
     }
+#if defined(IVF_DTYPE_i8) && defined(IVF_L2)
+    acc = qq + xn - 2 * qx;
+    xn = 0;  // as the other L2 forms: the row's norm is not returned
+#endif
 #else
     const T* g = reinterpret_cast<const T*>(group);
     const T* q = reinterpret_cast<const T*>(staged);

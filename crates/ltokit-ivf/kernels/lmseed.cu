@@ -1,8 +1,9 @@
 // Entry fragment: seeds the list-major scan's per-query bounds (lm_bound_key, topk.cuh)
 // before it runs. A query's first `seed_rows` rows of its first probe (32-row groups) are
 // scored by `parts` warps with the per-query scan's distance fragment — warp p of the
-// query takes groups p, p + parts, …, lane l row l of each, and keeps the best 32 scores it
-// saw sorted in registers (scores only: no row ids travel through the sorting network);
+// query takes groups p, p + parts, …, lane l row l of each, keeps the best two scores of
+// its rows, and sorts the warp's 64 into its best 32 (scores only: no row ids travel
+// through the sorting network);
 // the first warp merges the others' lists from shared memory and sets bound[q] just above
 // the k-th best, each row raised by the most the scan's own
 // arithmetic may score that row below this one's. Those k rows are in a list the query
@@ -74,16 +75,23 @@ extern "C" __global__ void __launch_bounds__(128) ivf_lmseed_kernel(
         const int list = (int)probes[(long long)qi * n_probes];
         const long long off = list_offset[list];
         const int size = min(list_size[list], seed_rows);
-        // The warp's first group sorted is its list, a later one merged into it where some
-        // row beats the list's k-th.
+        // Each lane keeps the best two of its rows' bounds (its rows are distinct, so the
+        // k-th of the 64 kept is at or above the k-th of all the warp's rows): no sorting
+        // network a group, one sort of each half and a merge at the end.
+        float m1 = inf, m2 = inf;
         for (int g = part; g * 32 < size; g += parts) {
-            float s = lmseed_row_bound(data, elem_bytes, off, size, g * 32 + lane, ids, query_base + qi, filter,
-                                       filter_words, staged, dim, lane, qn);
-            if (g != part && !__any_sync(IVF_FULL, s < __shfl_sync(IVF_FULL, d, k - 1))) continue;
-            ws_sort32(s, none, lane);
-            if (g == part) d = s;
-            else ws_merge32(d, none, s, none, lane);
+            const float s = lmseed_row_bound(data, elem_bytes, off, size, g * 32 + lane, ids, query_base + qi,
+                                             filter, filter_words, staged, dim, lane, qn);
+            m2 = fminf(m2, fmaxf(m1, s));
+            m1 = fminf(m1, s);
         }
+        ws_sort32(m1, none, lane);
+        // A warp with a second group has second bests to merge.
+        if ((part + parts) * 32 < size) {
+            ws_sort32(m2, none, lane);
+            ws_merge32(m1, none, m2, none, lane);
+        }
+        d = m1;
     }
     best[warp * 32 + lane] = d;
     __syncthreads();

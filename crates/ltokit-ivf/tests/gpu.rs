@@ -462,7 +462,8 @@ fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
     // (cosine's seed allows for the scans' different rounding), every filter kind (a
     // filtered-out row may not count toward the seed), k up to the seed's 32 and past it
     // (no seed). i8 × 64 and u8 × 96 run the register-capped kernels linked for their
-    // dimension (lmdim_64, lmdim_96) up to k 32.
+    // dimension (lmdim_64, lmdim_96) up to k 32. Batches of 120 queries seed with several
+    // warps a query; one of SEED_ONE_WARP_MIN_QUERIES with one.
     let engine = engine();
     let s = seed();
     let mut rng = Rng::new(s);
@@ -491,6 +492,23 @@ fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
             );
         }
     }
+    // A batch large enough for one warp a query (each lane's best two rows, one sort), in
+    // one phase so that the seed runs.
+    let base = synthetic(20_000 + rng.below(300), 64, 8, DType::I8, s ^ 7);
+    let nq = ltokit_ivf::gpu::SEED_ONE_WARP_MIN_QUERIES;
+    let queries = synthetic(nq, 64, 8, DType::I8, rng.next_u64());
+    let index = index_with_empty_list(&base, Metric::L2, 8, s);
+    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
+    engine.set_probe_phases(ProbePhases::Never);
+    let probed = Probed::new(&engine, &index, &gindex, &base, &queries, &probes, n_probes);
+    checked += probed.check_all(
+        &[Filter::None],
+        &[10, 32],
+        &[ScanPath::ListMajor],
+        &format!("I8 dim 64 L2, {nq} queries (seed {s})"),
+    );
+    engine.set_probe_phases(ProbePhases::Auto);
     println!("checked {checked} seeded list-major scans against the CPU reference");
 }
 

@@ -50,6 +50,7 @@ pub(crate) use kernels::KernelSpec;
 pub use link_ahead::{IndexShape, LinkAhead};
 pub use list_major::{
     LmTile, ProbePhases, ScanPath, TileArith, MIN_PAIRS_PER_LIST_PHASED, SEED_MIN_ROWS,
+    SEED_ONE_WARP_MIN_QUERIES,
 };
 pub use lists::DeviceLists;
 pub use search::{FirstSearch, GpuIndex};

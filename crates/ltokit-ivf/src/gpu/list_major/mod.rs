@@ -108,15 +108,31 @@ pub(crate) struct SeedBlock {
     shared: usize,
 }
 
-/// The seed's launch for `dim`-dimensional queries scoring `rows` rows each: one warp a
-/// 32-row group up to four warps a query (the groups' latency is the seed's cost at small
-/// batches), blocks of up to four warps; each warp stages its query (4 bytes a value at
-/// most, 16-byte aligned) and leaves 32 scores for the merge, within the default 48 KiB
-/// where a warp's share fits it.
-fn seed_block(dim: usize, rows: usize) -> SeedBlock {
+/// Queries a batch must hold for the seed to give each query one warp: below it, up to four
+/// warps share a query's 32-row groups, so that a small batch's seed is not one warp's
+/// chain of loads; from it on, one warp a query keeps the best two bounds of its rows in
+/// each lane and sorts once (kernels/lmseed.cu), where four warps staged the query four
+/// times and sorted each group. Measured on the H200 (session 23, `1-seed-min-ab/`, two
+/// rounds, device QPS against four warps): 1M × 128 i8 at 10 / 20 / 50 probes, batch
+/// 10,000 — one warp +2.8 / +1.5 / −0.9 %, two +(−0.1) / +1.4 / −0.6 %, the seed itself
+/// (ncu, 10 probes) 66.0 → 46.1 µs; batch 1,000 — one warp −4.5 / −4.8 / −3.7 %, two
+/// −1.3 / −1.5 / −1.1 %; the same set as f16 at 10,000 +2.3 / +1.4 / +0.2 % and at 1,000
+/// −3.3 / −2.5 / −1.5 %. The two measured batches bracket it.
+pub const SEED_ONE_WARP_MIN_QUERIES: usize = 5_000;
+
+/// The seed's launch for a batch of `nb` `dim`-dimensional queries scoring `rows` rows
+/// each: one warp a query from [`SEED_ONE_WARP_MIN_QUERIES`] queries on, else one warp a
+/// 32-row group up to four warps a query; blocks of up to four warps; each warp stages
+/// its query (4 bytes a value at most, 16-byte aligned) and leaves 32 scores for the
+/// merge, within the default 48 KiB where a warp's share fits it.
+fn seed_block(dim: usize, rows: usize, nb: usize) -> SeedBlock {
     let per_warp = (dim * 4).next_multiple_of(16) + 32 * 4;
     let warps = (48 * 1024 / per_warp).clamp(1, 4);
-    let parts = (rows / 32).clamp(1, warps);
+    let parts = if nb >= SEED_ONE_WARP_MIN_QUERIES {
+        1
+    } else {
+        (rows / 32).clamp(1, warps)
+    };
     let queries = warps / parts;
     SeedBlock {
         queries,
@@ -210,7 +226,7 @@ pub(crate) fn list_major_kernels(
     // 7 % at every shape of the grid where two phases pay).
     let seed = (!two_phases && seeds_bounds(lists.dtype, k, n_probes, mean_rows)).then(|| {
         let rows = seed_rows(lists.dim, lists.dtype.size());
-        let block = seed_block(lists.dim, rows);
+        let block = seed_block(lists.dim, rows, nb);
         SeedKernel {
             spec: KernelSpec {
                 plan: format!(
@@ -597,13 +613,29 @@ mod tests {
             parts,
             shared,
         };
+        let small = SEED_ONE_WARP_MIN_QUERIES - 1;
         // 128 dimensions: 512 bytes of query and 128 of scores a warp.
-        assert_eq!(seed_block(128, 64), block(2, 2, 4 * 640));
-        assert_eq!(seed_block(128, 128), block(1, 4, 4 * 640));
-        assert_eq!(seed_block(128, 256), block(1, 4, 4 * 640));
-        assert_eq!(seed_block(784, 32), block(4, 1, 4 * 3264));
+        assert_eq!(seed_block(128, 64, small), block(2, 2, 4 * 640));
+        assert_eq!(seed_block(128, 128, small), block(1, 4, 4 * 640));
+        assert_eq!(seed_block(128, 256, small), block(1, 4, 4 * 640));
+        assert_eq!(seed_block(784, 32, small), block(4, 1, 4 * 3264));
         // 4,096 dimensions: two warps fit; 16,384: one, past 48 KiB.
-        assert_eq!(seed_block(4096, 128), block(1, 2, 2 * 16512));
-        assert_eq!(seed_block(16384, 64), block(1, 1, 65664));
+        assert_eq!(seed_block(4096, 128, small), block(1, 2, 2 * 16512));
+        assert_eq!(seed_block(16384, 64, small), block(1, 1, 65664));
+    }
+
+    #[test]
+    fn a_large_batch_seeds_each_query_with_one_warp() {
+        let large = SEED_ONE_WARP_MIN_QUERIES;
+        assert_eq!(
+            seed_block(128, 256, large),
+            SeedBlock {
+                queries: 4,
+                parts: 1,
+                shared: 4 * 640
+            }
+        );
+        assert_eq!(seed_block(4096, 128, large).queries, 2);
+        assert_eq!(seed_block(16384, 64, 100_000).queries, 1);
     }
 }
