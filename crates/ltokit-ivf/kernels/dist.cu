@@ -5,8 +5,13 @@
 // f32 and f16 rows are scored in f32 against the query staged as f32 (f16 rows are
 // widened two at a time). i8 and u8 rows are scored in exact 32-bit integer arithmetic
 // against the query staged in its stored bytes: four bytes per __dp4a; for u8 L2 the
-// per-byte absolute difference (__vabsdiffu4) squared and summed by __dp4a, for i8 L2
-// Σ q² + Σ x² − 2 Σ q·x by three __dp4a.
+// per-byte absolute difference (__vabsdiffu4) squared and summed by __dp4a; for i8 L2
+// ivf_dist takes Σ q² + Σ x² − 2 Σ q·x by three __dp4a (the per-query scan: +6 to +14 %
+// device QPS at batches 100 and 1,000 on the H200, session 23, two machines) and
+// ivf_dist_by_difference the signed differences (__vabsdiffs4) squared — the seed's form
+// (kernels/lmseed.cu), where the product form made whole list-major batches of 1M × 128
+// i8 8–10 % slower at 10 probes on three of five H200 machines though the seed's own
+// kernel time fell (docs/gpu-runs/2026-12-02-s23/4-recheck/).
 #include <cuda_fp16.h>
 #include "ivf_abi.cuh"
 
@@ -54,7 +59,10 @@ extern "C" __device__ float ivf_stage_query(const unsigned char* src, unsigned c
     return part;
 }
 
-extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const unsigned char* staged, int dim, float* xnorm2) {
+// The 8-bit accumulator; BY_PRODUCTS picks i8 L2's form (other types and metrics have
+// one): Σ q² + Σ x² − 2 Σ q·x, or the bytes' absolute differences squared.
+template <bool BY_PRODUCTS>
+__device__ __forceinline__ float dist_bytes(const unsigned char* group, int lane, const unsigned char* staged, int dim, float* xnorm2) {
 #if defined(IVF_DTYPE_i8)
     int acc = 0, xn = 0;
 #if defined(IVF_L2) && defined(IVF_VEC_max)
@@ -79,12 +87,17 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
         for (int e = 0; e < 4; ++e) {
 #if defined(IVF_L2)
 #if defined(IVF_DTYPE_i8)
-            // Σ (q − x)² as Σ q² + Σ x² − 2 Σ q·x (exact in 32 bits): three dp4a a word,
-            // where the signed byte difference has no single instruction (__vabsdiffs4
-            // biases both operands first) and its square needs a fourth and an add.
-            qx = __dp4a((int)xs[e], (int)qs[e], qx);
-            xn = __dp4a((int)xs[e], (int)xs[e], xn);
-            qq = __dp4a((int)qs[e], (int)qs[e], qq);
+            if (BY_PRODUCTS) {
+                // Exact in 32 bits: three dp4a a word, where the signed byte difference
+                // has no single instruction (__vabsdiffs4 biases both operands first) and
+                // its square takes a fourth and an add.
+                qx = __dp4a((int)xs[e], (int)qs[e], qx);
+                xn = __dp4a((int)xs[e], (int)xs[e], xn);
+                qq = __dp4a((int)qs[e], (int)qs[e], qq);
+            } else {
+                const unsigned d = __vabsdiffs4(xs[e], qs[e]);
+                acc += (int)__dp4a(d, d, 0u);
+            }
 #else
             const unsigned d = __vabsdiffu4(xs[e], qs[e]);
             acc = __dp4a(d, d, acc);
@@ -101,8 +114,10 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
         }
     }
 #if defined(IVF_DTYPE_i8) && defined(IVF_L2)
-    acc = qq + xn - 2 * qx;
-    xn = 0;  // as the other L2 forms: the row's norm is not returned
+    if (BY_PRODUCTS) {
+        acc = qq + xn - 2 * qx;
+        xn = 0;  // as the other L2 forms: the row's norm is not returned
+    }
 #endif
 #else
     const T* g = reinterpret_cast<const T*>(group);
@@ -120,6 +135,15 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
 #endif
     *xnorm2 = (float)xn;
     return (float)acc;
+}
+
+extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const unsigned char* staged, int dim, float* xnorm2) {
+    return dist_bytes<true>(group, lane, staged, dim, xnorm2);
+}
+
+extern "C" __device__ float ivf_dist_by_difference(const unsigned char* group, int lane, const unsigned char* staged, int dim,
+                                                   float* xnorm2) {
+    return dist_bytes<false>(group, lane, staged, dim, xnorm2);
 }
 #else
 // f32 and f16: the query is staged as f32.
@@ -157,5 +181,11 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
     }
     *xnorm2 = xn;
     return acc;
+}
+
+// Float rows have one form.
+extern "C" __device__ float ivf_dist_by_difference(const unsigned char* group, int lane, const unsigned char* staged, int dim,
+                                                   float* xnorm2) {
+    return ivf_dist(group, lane, staged, dim, xnorm2);
 }
 #endif

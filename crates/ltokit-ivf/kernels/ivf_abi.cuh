@@ -13,6 +13,10 @@ extern "C" __device__ float ivf_stage_query(const unsigned char* src, unsigned c
 // (same fragment). For dot-product metrics it also returns the row's squared norm (cosine
 // needs it). 8-bit types accumulate exactly in 32-bit integers (__dp4a).
 extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const unsigned char* staged, int dim, float* xnorm2);
+// The same score by another order of 8-bit operations where i8 L2 has two (kernels/dist.cu
+// says which and why); for every other type and metric, ivf_dist itself.
+extern "C" __device__ float ivf_dist_by_difference(const unsigned char* group, int lane, const unsigned char* staged, int dim,
+                                                   float* xnorm2);
 
 // Whether source id `id` is kept for query `query` (fragment filter_<kind>).
 extern "C" __device__ bool ivf_keep(long long id, int query, const unsigned int* filter, long long words);

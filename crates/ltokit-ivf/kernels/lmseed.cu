@@ -1,18 +1,18 @@
 // Entry fragment: seeds the list-major scan's per-query bounds (lm_bound_key, topk.cuh)
 // before it runs. A query's first `seed_rows` rows of its first probe (32-row groups) are
-// scored by `parts` warps with the per-query scan's distance fragment — warp p of the
-// query takes groups p, p + parts, …, lane l row l of each, keeps the best two scores of
-// its rows, and sorts the warp's 64 into its best 32 (scores only: no row ids travel
-// through the sorting network);
-// the first warp merges the others' lists from shared memory and sets bound[q] just above
-// the k-th best, each row raised by the most the scan's own
-// arithmetic may score that row below this one's. Those k rows are in a list the query
-// probes and pass its filter, so k rows the scan scores under the bound exist: nothing of
-// the final top k is skipped. Without the seed, every tile's first step keeps all 64 rows
-// for each query until some tile of it reaches k (a host simulation of the lowdim bench
-// set: 96 candidates kept a (query, probe) pair with no bound shared, 24 with a 64-row
-// seed, 15 with 128). k > 32, or fewer than k rows to look at: no bound (zero, +inf). The
-// host launches it only where it pays (list_major::seeds_bounds).
+// scored by `parts` warps (one in large batches: list_major::seed_block) with the distance
+// fragment's ivf_dist_by_difference — warp p of the query takes groups p, p + parts, …,
+// lane l row l of each, keeps the best two scores of its rows, and sorts the warp's 64
+// into its best 32 (scores only: no row ids travel through the sorting network); the
+// first warp merges the others' lists from shared memory and sets bound[q] just above
+// the k-th best, each row raised by the most the scan's own arithmetic may score that
+// row below this one's. Those k rows are in a list the query probes and pass its filter,
+// so k rows the scan scores under the bound exist: nothing of the final top k is
+// skipped. Without the seed, every tile's first step keeps all 64 rows for each query
+// until some tile of it reaches k (a host simulation of the lowdim bench set: 96
+// candidates kept a (query, probe) pair with no bound shared, 24 with a 64-row seed, 15
+// with 128). k > 32, or fewer than k rows to look at: no bound (zero, +inf). The host
+// launches it only where it pays (list_major::seeds_bounds).
 #include "ivf_abi.cuh"
 #include "topk.cuh"
 #include "warpsort.cuh"
@@ -36,7 +36,7 @@ __device__ __forceinline__ float lmseed_row_bound(const unsigned char* data, int
     if (row >= size || !ivf_keep(ids[off + row], query, filter, filter_words)) return __int_as_float(0x7f800000);
     float xn = 0.f;
     const unsigned char* group = data + (off + (long long)(row - lane)) * dim * elem_bytes;
-    const float acc = ivf_dist(group, lane, staged, dim, &xn);
+    const float acc = ivf_dist_by_difference(group, lane, staged, dim, &xn);
     // The L2 fragment returns Σ (q - x)² without the row's norm: |x|² ≤ 2 |q|² + 2 acc.
     const float e = lmseed_slack(dim, qn, ivf_metric_l2() ? 2.f * (qn + acc) : xn);
     // Every metric's score is monotonic in the accumulator: the larger of the two ends is

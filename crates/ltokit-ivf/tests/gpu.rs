@@ -547,12 +547,12 @@ fn list_major_lists_longer_than_a_window_of_offers_match_the_cpu() {
 fn small_batches_cut_long_lists_over_blocks_and_match_the_cpu() {
     // Lists of ~2,500 rows and batches of a few queries: the per-query scan cuts each list
     // over several blocks (every 4th 32-row group run to a block), whose candidates the
-    // merge combines; with filters, k up to 100, f32 and u8.
+    // merge combines; with filters, k up to 100, f32, u8 and i8 (its L2 by products).
     let engine = engine();
     let s = seed();
     let mut rng = Rng::new(s);
     let mut checked = 0;
-    for dtype in [DType::F32, DType::U8] {
+    for dtype in [DType::F32, DType::U8, DType::I8] {
         let base = synthetic(20_000 + rng.below(300), 48, 8, dtype, s);
         for metric in [Metric::L2, Metric::Ip] {
             let index = index_with_empty_list(&base, metric, 9, s);

@@ -112,12 +112,14 @@ pub(crate) struct SeedBlock {
 /// warps share a query's 32-row groups, so that a small batch's seed is not one warp's
 /// chain of loads; from it on, one warp a query keeps the best two bounds of its rows in
 /// each lane and sorts once (kernels/lmseed.cu), where four warps staged the query four
-/// times and sorted each group. Measured on the H200 (session 23, `1-seed-min-ab/`, two
-/// rounds, device QPS against four warps): 1M × 128 i8 at 10 / 20 / 50 probes, batch
-/// 10,000 — one warp +2.8 / +1.5 / −0.9 %, two +(−0.1) / +1.4 / −0.6 %, the seed itself
-/// (ncu, 10 probes) 66.0 → 46.1 µs; batch 1,000 — one warp −4.5 / −4.8 / −3.7 %, two
-/// −1.3 / −1.5 / −1.1 %; the same set as f16 at 10,000 +2.3 / +1.4 / +0.2 % and at 1,000
-/// −3.3 / −2.5 / −1.5 %. The two measured batches bracket it.
+/// times and sorted each group. Measured on the H200 (session 23, device QPS against main's
+/// four warps, three rounds; `docs/gpu-runs/2026-12-02-s23/`): 1M × 128 i8 at 10 / 20 / 50
+/// probes, one warp at every batch — batch 10,000 +1.4 / +1.1 / +1.0 % and +0.8 / +0.9 /
+/// −1.4 % on two machines, the seed itself (ncu, 10 probes, clocks free, i8 L2 by
+/// products then) 61 → 44 µs;
+/// batch 1,000 −11.0 / −10.0 / −7.8 % and −10.9 / −11.0 / −7.5 %; with the threshold
+/// between them the 1,000-query batches keep four warps. The two measured batches
+/// bracket it.
 pub const SEED_ONE_WARP_MIN_QUERIES: usize = 5_000;
 
 /// The seed's launch for a batch of `nb` `dim`-dimensional queries scoring `rows` rows
