@@ -14,6 +14,13 @@ set -uo pipefail
 out=${1:?usage: gpu-ab.sh OUT_DIR BUILD...}
 shift
 [[ $# -gt 0 ]] || { echo "name at least one build" >&2; exit 2; }
+# Every build's binary must be there before any runs (a missing one would leave only
+# empty results for it, found after the call).
+for build in "$@"; do
+  exe=gpu-run/bin/ltokit-$build
+  [[ $build == new ]] && exe=gpu-run/bin/ltokit
+  [[ -x $exe ]] || { echo "gpu-ab: build $build: no executable $exe" >&2; exit 2; }
+done
 sets=${SETS:-lowdim-i8 images lowdim-f16 lowdim}
 data=/tmp/bench-data
 mkdir -p "$out"
