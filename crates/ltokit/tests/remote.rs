@@ -285,16 +285,18 @@ fn a_dead_redis_costs_at_most_a_timeout_and_the_level_comes_back() {
     let n = node(&dir.join("n"), &config, &l);
     n.cubin(&plan("before")).unwrap();
     server.kill();
-    // Every request is still served, by a local link, within one timeout plus the link.
+    // Every request is still served, by a local link, within one timeout plus the link and
+    // the node's own disk writes — 500 ms allowed for those, which a loaded 2-core CI
+    // machine once took (606 ms for one request in a fresh-clone run), well under what a
+    // request that waited out another node's lock would take (lock_ttl, 1.5 s here).
+    let allowed = config.timeout + Duration::from_millis(20 + 500);
+    assert!(allowed < config.lock_ttl);
     for i in 0..8 {
         let started = Instant::now();
         let (_, level) = n.cubin(&plan(&format!("during{i}"))).unwrap();
         let took = started.elapsed();
         assert_eq!(level, Level::Link);
-        assert!(
-            took < config.timeout + Duration::from_millis(20 + 150),
-            "request {i} took {took:?}"
-        );
+        assert!(took < allowed, "request {i} took {took:?}");
     }
     assert!(n.stats().remote_errors >= 3);
     server.restart();
