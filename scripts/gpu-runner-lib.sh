@@ -14,6 +14,10 @@
 #   full_profile NAME BUILD SKIP SET LISTS PROBES UNTIL
 #                             a full ncu profile of the (SKIP+1)-th lmscan launch: details
 #                             and SASS source counters into W/full-NAME-*
+#   env_build NAME BASE VAR=VALUE...
+#                             gpu-run/bin/ltokit-NAME: build BASE run with those
+#                             environment variables (a WIP knob swept by one build), its
+#                             bundle copied and its A/B kernel cache shared with BASE's
 #   runner_finish             W's logs into OUT (tests, times, a tarball of the rest), then
 #                             the A/B means, the tests' verdicts and each timeline printed
 runner_start() {
@@ -48,6 +52,16 @@ full_profile() {
   ncu -i "$f.ncu-rep" --page details > "$f-details.txt" 2>&1
   ncu -i "$f.ncu-rep" --page source --csv --print-source sass > "$f-sass.csv" 2>&1
   echo "full $1 at $SECONDS s" >> "$W/times.txt"
+}
+
+env_build() {
+  local name=$1 base=$2 b=gpu-run/bin
+  shift 2
+  printf '#!/bin/sh\nexec env %s "$(dirname "$0")/ltokit-%s" "$@"\n' "$*" "$base" > "$b/ltokit-$name"
+  chmod +x "$b/ltokit-$name"
+  cp "$b/ivf-$base.ltkb" "$b/ivf-$name.ltkb"
+  # The same kernels: one cache (scripts/gpu-ab.sh keeps one a build name).
+  mkdir -p "/tmp/ab-cache-$base" && ln -sfn "/tmp/ab-cache-$base" "/tmp/ab-cache-$name"
 }
 
 runner_finish() {
