@@ -18,6 +18,9 @@
 #                             gpu-run/bin/ltokit-NAME: build BASE run with those
 #                             environment variables (a WIP knob swept by one build), its
 #                             bundle copied and its A/B kernel cache shared with BASE's
+#   clock_log_start FILE / clock_log_stop
+#                             the SM clock, power and throttle reasons every 20 ms into
+#                             FILE (nvidia-smi, CSV) while the commands between them run
 #   runner_finish             W's logs into OUT (tests, times, a tarball of the rest), then
 #                             the A/B means, the tests' verdicts and each timeline printed
 runner_start() {
@@ -62,6 +65,17 @@ env_build() {
   cp "$b/ivf-$base.ltkb" "$b/ivf-$name.ltkb"
   # The same kernels: one cache (scripts/gpu-ab.sh keeps one a build name).
   mkdir -p "/tmp/ab-cache-$base" && ln -sfn "/tmp/ab-cache-$base" "/tmp/ab-cache-$name"
+}
+
+clock_log_start() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 20 > "$1" 2>&1 &
+  CLOCK_LOG_PID=$!
+}
+
+clock_log_stop() {
+  [ -n "${CLOCK_LOG_PID:-}" ] && kill "$CLOCK_LOG_PID" 2>/dev/null
+  CLOCK_LOG_PID=
 }
 
 runner_finish() {
