@@ -14,11 +14,14 @@ set -uo pipefail
 out=${1:?usage: gpu-ab.sh OUT_DIR BUILD...}
 shift
 [[ $# -gt 0 ]] || { echo "name at least one build" >&2; exit 2; }
+# The executable of build NAME (`new`: gpu-run/bin/ltokit).
+build_exe() {
+  if [[ $1 == new ]]; then echo gpu-run/bin/ltokit; else echo "gpu-run/bin/ltokit-$1"; fi
+}
 # Every build's binary must be there before any runs (a missing one would leave only
 # empty results for it, found after the call).
 for build in "$@"; do
-  exe=gpu-run/bin/ltokit-$build
-  [[ $build == new ]] && exe=gpu-run/bin/ltokit
+  exe=$(build_exe "$build")
   [[ -x $exe ]] || { echo "gpu-ab: build $build: no executable $exe" >&2; exit 2; }
 done
 sets=${SETS:-lowdim-i8 images lowdim-f16 lowdim}
@@ -36,8 +39,7 @@ shape() {
 }
 for round in $(seq 1 "${ROUNDS:-2}"); do
   for build in "$@"; do
-    exe=gpu-run/bin/ltokit-$build
-    [[ $build == new ]] && exe=gpu-run/bin/ltokit
+    exe=$(build_exe "$build")
     for set in $sets; do
       read -r lists probes <<< "$(shape "$set")"
       timeout 120 "$exe" ivf bench --k 10 --json --scan list-major --cache-dir "/tmp/ab-cache-$build" --reps 3 \

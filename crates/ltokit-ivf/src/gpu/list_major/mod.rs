@@ -116,10 +116,9 @@ pub(crate) struct SeedBlock {
 /// four warps, three rounds; `docs/gpu-runs/2026-12-02-s23/`): 1M × 128 i8 at 10 / 20 / 50
 /// probes, one warp at every batch — batch 10,000 +1.4 / +1.1 / +1.0 % and +0.8 / +0.9 /
 /// −1.4 % on two machines, the seed itself (ncu, 10 probes, clocks free, i8 L2 by
-/// products then) 61 → 44 µs;
-/// batch 1,000 −11.0 / −10.0 / −7.8 % and −10.9 / −11.0 / −7.5 %; with the threshold
-/// between them the 1,000-query batches keep four warps. The two measured batches
-/// bracket it.
+/// products then) 61 → 44 µs; batch 1,000 −11.0 / −10.0 / −7.8 % and −10.9 / −11.0 /
+/// −7.5 %. The threshold lies between the two measured batches, so batches of 1,000 keep
+/// four warps.
 pub const SEED_ONE_WARP_MIN_QUERIES: usize = 5_000;
 
 /// The seed's launch for a batch of `nb` `dim`-dimensional queries scoring `rows` rows
