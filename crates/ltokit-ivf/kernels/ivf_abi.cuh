@@ -45,7 +45,9 @@ extern "C" __device__ bool ivf_score_linear();
 // rest of a larger step, and layouts without 16-byte chunks, load when stored. (16 would
 // cover 64 KiB but spills registers at the 128 that two blocks an SM allow.)
 #define LM_PREFETCH 8
-struct LmRegs { uint4 v[LM_PREFETCH]; };
+// `norm`: the squared norm of step row threadIdx.x (threads below LM_STEP_ROWS), loaded
+// with the step.
+struct LmRegs { uint4 v[LM_PREFETCH]; unsigned norm; };
 
 // Room for kept candidates a query slot has (a constant of the tile fragment, which the
 // link folds into the scan): the block offers them to the top-k lists before the next
@@ -106,13 +108,15 @@ extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, co
 // Otherwise there is one buffer, and fetch loads into registers.
 extern "C" __device__ bool ivf_lm_async_rows();
 
-// Starts loading the step at `rows`: into this thread's registers, or (asynchronous
-// fragments) into step buffer `slot` (when its layout allows).
-extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs* regs, unsigned char* work, int qt, int slot);
+// Starts loading the step at `rows` and its rows' squared norms at `norms` (the lists'
+// row_norms from the step's first row: i32 for 8-bit types, f32 bits for float types —
+// DeviceLists computes them once, so that no step sums squares): into this thread's
+// registers, or (asynchronous fragments) into step buffer `slot` (when its layout allows).
+extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, const unsigned* norms, int groups, int dim, int veclen, LmRegs* regs, unsigned char* work, int qt, int slot);
 
 // Completes the step's load into step buffer `slot`: writes the step fetched into `regs`
-// (or, when it could not be fetched, the step at `rows`) to shared memory, with the parts
-// of the rows' squared norms, or waits for this thread's asynchronous copies.
+// (or, when it could not be fetched, the step at `rows`) and its rows' norms to shared
+// memory, or waits for this thread's asynchronous copies.
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt, int slot);
 
 // After a barrier that follows ivf_lm_store: scores every (query slot, row) of the step

@@ -27,11 +27,12 @@
     const unsigned char* __restrict__ queries, int dim, int veclen, int n_probes, int qt,       \
     int step_buffers, int work_off,                                                             \
     const int* __restrict__ pairs, const int4* __restrict__ tile_info,                          \
+    const unsigned* __restrict__ row_norms,                                                     \
     const unsigned char* __restrict__ data, int elem_bytes, const long long* __restrict__ list_offset, \
     const int* __restrict__ list_size, const long long* __restrict__ ids,                       \
     const unsigned int* __restrict__ filter, long long filter_words, int query_base,            \
     int k, unsigned int* __restrict__ bound, float* __restrict__ out_d, long long* __restrict__ out_id
-#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, step_buffers, work_off, pairs, tile_info, \
+#define IVF_LMSCAN_ARGS queries, dim, veclen, n_probes, qt, step_buffers, work_off, pairs, tile_info, row_norms, \
     data, elem_bytes, list_offset, list_size, ids, filter, filter_words, query_base, k, bound, out_d, out_id
 
 // Candidate j of slot i's kept rows (n of them, counted from row `base` of a list of
@@ -138,13 +139,14 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     const int size = list_size[list];
     const long long step_bytes = (long long)LM_STEP_ROWS * dim * elem_bytes;
     const unsigned char* rows = data + off * dim * elem_bytes;
+    const unsigned* norms = row_norms + off;
     const int steps = (size + LM_STEP_ROWS - 1) / LM_STEP_ROWS;
     LmRegs regs;
     // The next step loads while this one is multiplied — into registers, or into the other
     // step buffer — except with one buffer that cp.async fills: then once the multiply is
     // done, beside the top-k pass.
     const bool fetch_early = !ivf_lm_async_rows() || step_buffers == 2;
-    ivf_lm_fetch(rows, min(2, (size + 31) / 32), dim, veclen, &regs, work, qt, 0);
+    ivf_lm_fetch(rows, norms, min(2, (size + 31) / 32), dim, veclen, &regs, work, qt, 0);
     // The first step since the last offer, and how many offers so far (their parity picks
     // the busy counters).
     int window = 0, offers = 0;
@@ -164,12 +166,12 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         // top-k pass would wait for each in turn).
         const unsigned int my_bound = threadIdx.x < count ? bound[qidx[threadIdx.x]] : 0u;
         if (fetch_early && st + 1 < steps)
-            ivf_lm_fetch(next_rows, next_groups, dim, veclen, &regs, work, qt, next_slot);
+            ivf_lm_fetch(next_rows, norms + base + LM_STEP_ROWS, next_groups, dim, veclen, &regs, work, qt, next_slot);
         ivf_lm_multiply(dim, qt, work, slot, cand);
         if (threadIdx.x < count) qbound[threadIdx.x] = lm_bound_score(my_bound);
         __syncthreads();
         if (!fetch_early && st + 1 < steps)
-            ivf_lm_fetch(next_rows, next_groups, dim, veclen, &regs, work, qt, next_slot);
+            ivf_lm_fetch(next_rows, norms + base + LM_STEP_ROWS, next_groups, dim, veclen, &regs, work, qt, next_slot);
         // Offer the kept rows when a slot passed cand_cap - 64 (the next step could overflow
         // it), at the list's end, or before the rows' 16-bit offsets from `window` would.
         const bool offer = flush[st & 1] || st + 1 == steps || st + 1 - window == 65536 / LM_STEP_ROWS;

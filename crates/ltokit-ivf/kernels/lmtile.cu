@@ -28,6 +28,8 @@
 // row (query i at i × ld, row r at r × ld; ld = the dimension rounded up to the k step's
 // multiple, 16 or 32 values, plus 16 bytes against bank conflicts). L2 distances are
 // formed from the norms (‖q‖² + ‖x‖² − 2 q·x): exact for 8-bit types, clamped at 0 in f32.
+// The rows' norms come with each step from the lists' row_norms (computed once where the
+// lists reach the device: kernels/row_norms.cu), not summed from the rows a step.
 #include <cuda_fp16.h>
 #include "ivf_abi.cuh"
 
@@ -83,7 +85,7 @@ extern "C" __device__ bool ivf_lm_exact_scores() {
 // the register-capped kernels link), the step rows go straight from global to shared
 // memory with cp.async — no rows held in registers across the multiply, which the capped
 // kernel's 80 registers would spill, and no store pass — into one of `step_buffers`
-// buffers, and the rows' norms come from the mma operands the multiply loads anyway.
+// buffers, the rows' norms with them.
 #if defined(LM_ASYNC_ROWS) && !(defined(LM_MMA) && defined(IVF_BYTES))
 #error "LM_ASYNC_ROWS is for the 8-bit mma tiles"
 #endif
@@ -112,8 +114,7 @@ __device__ __forceinline__ Sum lm_square(T v) {
 // ---- the work area --------------------------------------------------------------------
 #if defined(LM_ROW_MAJOR)
 // (WMMA only: dots [qt][LM_ACC_STRIDE] (Sum),) Qs [qt][ld] and Xs [64][ld] of T,
-// xpart [LM_WARPS][64], xn [64], qn [qt] (Sum). Every part starts 32-byte aligned, as
-// WMMA needs.
+// xn [64], qn [qt] (Sum). Every part starts 32-byte aligned, as WMMA needs.
 // The staged width: the dimension rounded up to the k step (8-bit mma: 32 values).
 #if defined(LM_MMA) && defined(IVF_BYTES)
 __device__ __forceinline__ int lm_kpad(int dim) { return (dim + 31) / 32 * 32; }
@@ -124,23 +125,22 @@ struct LmWork {
     Sum* dots;
     T* qs;
     T* xs;
-    Sum* xpart;
     Sum* xn;
     Sum* qn;
     int ld;
 };
 #if defined(LM_ASYNC_ROWS)
-// cp.async tiles: qn [qt], Qs [qt][ld], then the step buffers Xs [step_buffers][64][ld];
-// `slot` picks the buffer. Every part starts 16-byte aligned (qt is a multiple of 16,
-// ld of 16 bytes), as cp.async and ldmatrix need.
+// cp.async tiles: qn [qt], xn [2][64] (the norms of each step buffer's rows), Qs [qt][ld],
+// then the step buffers Xs [step_buffers][64][ld]; `slot` picks the buffer and its norms.
+// Every part starts 16-byte aligned (qt is a multiple of 16, ld of 16 bytes), as cp.async
+// and ldmatrix need.
 __device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt, int slot) {
     LmWork w;
     w.ld = lm_kpad(dim) + 16;
     w.dots = nullptr;
-    w.xpart = nullptr;
-    w.xn = nullptr;
     w.qn = reinterpret_cast<Sum*>(work);
-    w.qs = reinterpret_cast<T*>(w.qn + qt);
+    w.xn = w.qn + qt + slot * LM_STEP_ROWS;
+    w.qs = reinterpret_cast<T*>(w.qn + qt + 2 * LM_STEP_ROWS);
     w.xs = w.qs + (qt + slot * LM_STEP_ROWS) * w.ld;
     return w;
 }
@@ -156,8 +156,7 @@ __device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt, 
     w.qs = reinterpret_cast<T*>(work);
 #endif
     w.xs = w.qs + qt * w.ld;
-    w.xpart = reinterpret_cast<Sum*>(w.xs + LM_STEP_ROWS * w.ld);
-    w.xn = w.xpart + LM_WARPS * LM_STEP_ROWS;
+    w.xn = reinterpret_cast<Sum*>(w.xs + LM_STEP_ROWS * w.ld);
     w.qn = w.xn + LM_STEP_ROWS;
     return w;
 }
@@ -165,19 +164,19 @@ __device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt, 
 // Where element d of step row `row` goes.
 __device__ __forceinline__ int lm_row_slot(const LmWork& w, int row, int d) { return row * w.ld + d; }
 #else
-// Qs [dim][qt + 4], Xs [dim][64], xpart [LM_WARPS][64], qn [qt].
+// Qs [dim][qt + 4], Xs [dim][64], xn [64], qn [qt].
 struct LmWork {
     float* qs;
     float* xs;
-    float* xpart;
+    float* xn;
     float* qn;
 };
 __device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt, int) {
     LmWork w;
     w.qs = reinterpret_cast<float*>(work);
     w.xs = w.qs + dim * (qt + 4);
-    w.xpart = w.xs + dim * LM_STEP_ROWS;
-    w.qn = w.xpart + LM_WARPS * LM_STEP_ROWS;
+    w.xn = w.xs + dim * LM_STEP_ROWS;
+    w.qn = w.xn + LM_STEP_ROWS;
     return w;
 }
 __device__ __forceinline__ int lm_row_slot(const LmWork&, int row, int d) { return d * LM_STEP_ROWS + row; }
@@ -330,15 +329,23 @@ __device__ __forceinline__ LmChunkAt lm_round_chunk(int j, int per_group, int wa
 #if defined(LM_ASYNC_ROWS)
 extern "C" __device__ bool ivf_lm_async_rows() { return true; }
 
-// Starts copying the step at `rows` into step buffer `slot` (16-byte chunks, zero-filled
-// past the list's last group); ivf_lm_store waits for it. Layouts without 16-byte chunks
-// are copied by ivf_lm_store instead.
-extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs*, unsigned char* work, int qt, int slot) {
-    if (!lm_chunked(dim, veclen)) return;
+// Starts copying the step at `rows` and its norms into step buffer `slot` (16-byte
+// chunks, zero-filled past the list's last group); ivf_lm_store waits for them. Layouts
+// without 16-byte chunks are copied by ivf_lm_store instead (their norms are copied here).
+extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, const unsigned* norms, int groups, int dim, int veclen, LmRegs*, unsigned char* work, int qt, int slot) {
     const LmWork w = lm_work(work, dim, qt, slot);
+    // src-size 0 reads nothing and writes 16 zero bytes. The step's 64 norms: 16 threads a
+    // chunk of four (the lists' norms of a step start 256-byte aligned: lists and steps
+    // start at multiples of 32 rows).
+    if (threadIdx.x < LM_STEP_ROWS / 4) {
+        const bool have = (int)threadIdx.x < 8 * groups;
+        const unsigned dst = (unsigned)__cvta_generic_to_shared(w.xn + 4 * threadIdx.x);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                     :: "r"(dst), "l"(norms + (have ? 4 * threadIdx.x : 0)), "r"(have ? 16 : 0) : "memory");
+    }
+    if (!lm_chunked(dim, veclen)) return;
     const int per_group = (dim / LM_CHUNK_ELEMS) * 32;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    // src-size 0 reads nothing and writes 16 zero bytes.
     auto copy = [&](int c, const LmChunkAt& at) {
         const bool have = (at.second ? 1 : 0) < groups;
         const unsigned dst = (unsigned)__cvta_generic_to_shared(w.xs + lm_row_slot(w, at.row, at.d0));
@@ -356,10 +363,8 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, i
 }
 
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs*, unsigned char* work, int qt, int slot) {
-    if (lm_chunked(dim, veclen)) {
-        asm volatile("cp.async.wait_all;" ::: "memory");
-        return;
-    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    if (lm_chunked(dim, veclen)) return;
     // veclen 1: element (r, d) of a group at d × 32 + r.
     const LmWork w = lm_work(work, dim, qt, slot);
     const int lane = threadIdx.x % 32;
@@ -372,7 +377,8 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
 #else
 extern "C" __device__ bool ivf_lm_async_rows() { return false; }
 
-extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, int dim, int veclen, LmRegs* regs, unsigned char*, int, int) {
+extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, const unsigned* norms, int groups, int dim, int veclen, LmRegs* regs, unsigned char*, int, int) {
+    if (threadIdx.x < LM_STEP_ROWS) regs->norm = (int)threadIdx.x < 32 * groups ? norms[threadIdx.x] : 0u;
     if (!lm_chunked(dim, veclen)) return;
     const int chunks = (dim / LM_CHUNK_ELEMS) * 32 * groups;
     const uint4* src = reinterpret_cast<const uint4*>(rows);
@@ -383,9 +389,8 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, int groups, i
     }
 }
 
-// Writes one 16-byte chunk (elements d0 .. d0 + LM_CHUNK_ELEMS of step row `row`) to Xs;
-// returns its part of the row's squared norm.
-__device__ __forceinline__ Sum lm_put_chunk(const LmWork& w, uint4 x, int d0, int row) {
+// Writes one 16-byte chunk (elements d0 .. d0 + LM_CHUNK_ELEMS of step row `row`) to Xs.
+__device__ __forceinline__ void lm_put_chunk(const LmWork& w, uint4 x, int d0, int row) {
 #if defined(LM_ROW_MAJOR)
     *reinterpret_cast<uint4*>(w.xs + lm_row_slot(w, row, d0)) = x;
 #else
@@ -393,23 +398,21 @@ __device__ __forceinline__ Sum lm_put_chunk(const LmWork& w, uint4 x, int d0, in
     #pragma unroll
     for (int j = 0; j < LM_CHUNK_ELEMS; ++j) w.xs[lm_row_slot(w, row, d0 + j)] = v[j];
 #endif
-    return lm_chunk_norm(x);
 }
 
-// Writes chunk c of a step and adds its norm part to its group's.
-__device__ __forceinline__ void lm_put_step_chunk(const LmWork& w, uint4 x, int c, int per_group, int lane, Sum (&part)[2]) {
+// Writes chunk c of a step.
+__device__ __forceinline__ void lm_put_step_chunk(const LmWork& w, uint4 x, int c, int per_group, int lane) {
     const LmChunkAt at = lm_chunk_at(c, per_group, lane);
-    const Sum p = lm_put_chunk(w, x, at.d0, at.row);
-    if (at.second) part[1] += p;
-    else part[0] += p;
+    lm_put_chunk(w, x, at.d0, at.row);
 }
 
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt, int) {
     const LmWork w = lm_work(work, dim, qt, 0);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // The norms as loaded (the bits of Sum).
+    if (threadIdx.x < LM_STEP_ROWS) reinterpret_cast<unsigned*>(w.xn)[threadIdx.x] = regs->norm;
     // A thread's row within its group is always `lane` (chunk counts and strides are
-    // multiples of 32); its norm parts are kept per group.
-    Sum part[2] = {0, 0};
+    // multiples of 32).
     const int per_group = (dim / LM_CHUNK_ELEMS) * 32;  // chunks of a group, where chunked
     const uint4 none = make_uint4(0, 0, 0, 0);
     if (lm_chunked(dim, veclen) && lm_whole_rounds(per_group)) {
@@ -422,7 +425,7 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
             const LmChunkAt at = lm_round_chunk(j, per_group, warp, lane);
             const bool have = (at.second ? 1 : 0) < groups;
             const uint4 x = !have ? none : j < LM_PREFETCH ? regs->v[j] : src[j * LM_THREADS + threadIdx.x];
-            part[at.second ? 1 : 0] += lm_put_chunk(w, x, at.d0, at.row);
+            lm_put_chunk(w, x, at.d0, at.row);
         };
         #pragma unroll
         for (int j = 0; j < LM_PREFETCH; ++j)
@@ -434,26 +437,22 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
         for (int j = 0; j < LM_PREFETCH; ++j) {
             const int c = threadIdx.x + j * LM_THREADS;
             if (c < per_group * 2)
-                lm_put_step_chunk(w, c < per_group * groups ? regs->v[j] : none, c, per_group, lane, part);
+                lm_put_step_chunk(w, c < per_group * groups ? regs->v[j] : none, c, per_group, lane);
         }
         // Chunks beyond what the registers hold: loaded here, four in flight at a time.
         const uint4* src = reinterpret_cast<const uint4*>(rows);
         #pragma unroll 4
         for (int c = threadIdx.x + LM_PREFETCH * LM_THREADS; c < per_group * 2; c += LM_THREADS)
-            lm_put_step_chunk(w, c < per_group * groups ? src[c] : none, c, per_group, lane, part);
+            lm_put_step_chunk(w, c < per_group * groups ? src[c] : none, c, per_group, lane);
     } else {
         // veclen 1: element (r, d) of a group at d × 32 + r.
         const T* src = reinterpret_cast<const T*>(rows);
         for (int c = threadIdx.x; c < dim * 32 * 2; c += LM_THREADS) {
             const int g = c / (dim * 32);
             const int d = (c % (dim * 32)) / 32;
-            const T v = g < groups ? src[(long long)g * 32 * dim + d * 32 + lane] : T(0);
-            w.xs[lm_row_slot(w, g * 32 + lane, d)] = v;
-            part[g] += lm_square(v);
+            w.xs[lm_row_slot(w, g * 32 + lane, d)] = g < groups ? src[(long long)g * 32 * dim + d * 32 + lane] : T(0);
         }
     }
-    w.xpart[warp * LM_STEP_ROWS + lane] = part[0];
-    w.xpart[warp * LM_STEP_ROWS + 32 + lane] = part[1];
 }
 #endif
 
@@ -486,14 +485,6 @@ __device__ __forceinline__ void lm_keep(const LmCandidates& cand, int i, float s
     lm_put(cand, i, lm_reserve(cand, i, 1), s, r);
 }
 
-
-// A row's squared norm: the sum of the warps' parts.
-__device__ __forceinline__ Sum lm_row_norm(const LmWork& w, int r) {
-    Sum t = 0;
-    #pragma unroll
-    for (int wp = 0; wp < LM_WARPS; ++wp) t += w.xpart[wp * LM_STEP_ROWS + r];
-    return t;
-}
 
 // The metric's score (ivf_score's convention) from a dot product and the two squared
 // norms: the L2 accumulator is formed from the norms.
@@ -546,7 +537,6 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
         wmma::store_matrix_sync(out + tm0 * 16 * LM_ACC_STRIDE, c0, LM_ACC_STRIDE, wmma::mem_row_major);
         if (two) wmma::store_matrix_sync(out + (tm0 + 2) * 16 * LM_ACC_STRIDE, c1, LM_ACC_STRIDE, wmma::mem_row_major);
     }
-    if (threadIdx.x < LM_STEP_ROWS) w.xn[threadIdx.x] = lm_row_norm(w, threadIdx.x);
     __syncthreads();
     // A warp scores 32 rows of one query slot at a time and keeps what beats its threshold
     // with one shared-memory atomic for the warp.
@@ -594,23 +584,8 @@ __device__ __forceinline__ void lm_mma_op(Sum (&c)[4], const unsigned (&a)[4], u
 // operands; qt = 16 NT). A row block is loaded (and for f32 split) once per k step for
 // all NT products — the queries' side is the one the warps share, so splitting rows, not
 // queries, is what 3xTF32 repeats least.
-#if defined(LM_ASYNC_ROWS)
-// Adds the squares of a k step's row values this lane holds (A registers 0 and 2: row g,
-// 1 and 3: row g + 8) to its parts of the two rows' norms.
-__device__ __forceinline__ void lm_norm_parts(const unsigned (&a)[4], Sum (&xn)[2]) {
-    #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#if defined(IVF_DTYPE_i8)
-        xn[j & 1] = __dp4a((int)a[j], (int)a[j], xn[j & 1]);
-#else
-        xn[j & 1] = (int)__dp4a(a[j], a[j], (unsigned)xn[j & 1]);
-#endif
-    }
-}
-#endif
-
 template <int NT>
-__device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[NT][4], Sum (&xn)[2]) {
+__device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[NT][4]) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     constexpr int KSTEP = 32 / (int)sizeof(T);  // values in a k step (32 bytes)
     constexpr int HALF = KSTEP / 2;             // values in one 8 × 8 matrix's row
@@ -622,9 +597,6 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
     for (int k0 = 0; k0 < kpad; k0 += KSTEP) {
         unsigned a[4];
         mma_ldsm_x4(a, xa + k0);
-#if defined(LM_ASYNC_ROWS)
-        lm_norm_parts(a, xn);
-#endif
 #if defined(IVF_DTYPE_f32)
         const MmaSplit<4> as = mma_split_all(a);
 #endif
@@ -737,23 +709,12 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
     for (int n = 0; n < NT; ++n)
         #pragma unroll
         for (int j = 0; j < 4; ++j) c[n][j] = Sum(0);
-    Sum xn[2] = {0, 0};
-    lm_products<NT>(dim, w, c, xn);
+    lm_products<NT>(dim, w, c);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
     const int r0 = (warp % 4) * 16 + g;
     const int i0 = (warp / 4) * 8 * NT + 2 * t;
-#if defined(LM_ASYNC_ROWS)
-    // The four lanes of a row group (t = 0 … 3) hold its k steps' quarters.
-    #pragma unroll
-    for (int off = 1; off < 4; off <<= 1) {
-        xn[0] += __shfl_xor_sync(0xffffffffu, xn[0], off);
-        xn[1] += __shfl_xor_sync(0xffffffffu, xn[1], off);
-    }
-    const Sum xn0 = xn[0], xn1 = xn[1];
-#else
-    const Sum xn0 = lm_row_norm(w, r0), xn1 = lm_row_norm(w, r0 + 8);
-#endif
+    const Sum xn0 = w.xn[r0], xn1 = w.xn[r0 + 8];
     const bool l2 = ivf_metric_l2();
 #if defined(IVF_BYTES)
     if (ivf_lm_exact_scores() && ivf_score_linear()) {
@@ -811,7 +772,7 @@ __device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, co
     }
     float xn[4];
     #pragma unroll
-    for (int b = 0; b < 4; ++b) xn[b] = lm_row_norm(w, rq * 4 + b);
+    for (int b = 0; b < 4; ++b) xn[b] = w.xn[rq * 4 + b];
     const bool l2 = ivf_metric_l2();
     #pragma unroll
     for (int a = 0; a < QPT; ++a) {

@@ -672,7 +672,7 @@ fn probing_every_list_equals_exact_search() {
         let ivf = gindex
             .search(&engine, &queries, 10, 64, &Filter::None)
             .unwrap();
-        let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK).unwrap();
+        let flat = DeviceLists::chunked(&engine, &base, EXACT_CHUNK).unwrap();
         let exact_gpu = engine
             .exact(&flat, metric, &Filter::None, &queries, 10)
             .unwrap();
@@ -865,7 +865,7 @@ fn device_resident_search_equals_the_host_search_in_every_type() {
         }
         let host = host.unwrap();
         // Recall against exact search in the same type.
-        let flat = DeviceLists::chunked(gpu, &base, EXACT_CHUNK).unwrap();
+        let flat = DeviceLists::chunked(&engine, &base, EXACT_CHUNK).unwrap();
         let truth = engine
             .exact(&flat, Metric::L2, &Filter::None, &queries, k)
             .unwrap();

@@ -97,7 +97,7 @@ fn with_gpu(gpu: Arc<Gpu>, config: CacheConfig, links: LinkAhead) -> anyhow::Res
         "built an index of {ROWS} × {DIM} f32 vectors in {LISTS} lists on the GPU in {:.2} s",
         started.elapsed().as_secs_f64()
     );
-    let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK)?;
+    let flat = DeviceLists::chunked(&engine, &base, EXACT_CHUNK)?;
     let truth = engine.exact(&flat, Metric::L2, &Filter::None, &queries, K)?;
     let mut first = true;
     for n_probes in PROBES {

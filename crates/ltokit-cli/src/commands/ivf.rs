@@ -428,7 +428,7 @@ fn bench(
     // background; the timed runs below measure the path auto settles on.
     engine.wait_for_background_loads();
     let started = Instant::now();
-    let flat = DeviceLists::chunked(engine.gpu(), &base, EXACT_CHUNK)?;
+    let flat = DeviceLists::chunked(&engine, &base, EXACT_CHUNK)?;
     let truth = engine.exact(&flat, metric, &Filter::None, &queries, k)?;
     let truth_s = started.elapsed().as_secs_f64();
     drop(flat);

@@ -177,7 +177,8 @@ mod tests {
         };
         let names = plan_names(shape, MatrixArith::TensorCores, None).unwrap();
         assert_eq!(names[0], "train_rows_u8");
-        assert!(names[2].starts_with("scan_c16_u8_"), "{names:?}");
+        assert_eq!(names[2], "row_norms_u8");
+        assert!(names[3].starts_with("scan_c16_u8_"), "{names:?}");
         assert!(names
             .iter()
             .any(|n| n.starts_with("coarse_scores_h16_q") && n.ends_with("_u8")));
@@ -194,7 +195,7 @@ mod tests {
             batch: 1_000,
         };
         let known = plan_names(shape, MatrixArith::TensorCores, Some(first)).unwrap();
-        assert!(known[2].starts_with("scan_c128_u8_"), "{known:?}");
+        assert!(known[3].starts_with("scan_c128_u8_"), "{known:?}");
         let select = |n: &str| known.iter().position(|p| p == n).unwrap();
         assert!(
             select("coarse_select_c2") < select("coarse_select_c8"),

@@ -14,7 +14,7 @@ use ltokit::{Error, Result};
 use super::coarse::{coarse_kernels, CoarseQueries, MatrixArith};
 use super::kmeans::train_rows_kernel;
 use super::list_major::{list_major_kernels, ScanPathCell};
-use super::lists::layout_kernel;
+use super::lists::{layout_kernel, row_norms_kernel};
 use super::merge::merge_kernel;
 use super::profile::Stage;
 use super::replay::CallKey;
@@ -67,7 +67,7 @@ impl GpuIndex {
         Self::from_lists(
             engine,
             index.metric,
-            DeviceLists::from_index(engine.gpu(), index)?,
+            DeviceLists::from_index(engine, index)?,
             &index.centers,
         )
     }
@@ -675,9 +675,10 @@ impl IvfGpu {
 }
 
 /// The kernels of [`crate::build::build_on_gpu`] for rows of `dtype` that the k-means
-/// plans do not cover: the training rows' gather and the layout on the device.
-pub(crate) fn device_build_kernels(dtype: DType) -> [KernelSpec; 2] {
-    [train_rows_kernel(dtype), layout_kernel()]
+/// plans do not cover: the training rows' gather, the layout on the device and the rows'
+/// norms.
+pub(crate) fn device_build_kernels(dtype: DType) -> [KernelSpec; 3] {
+    [train_rows_kernel(dtype), layout_kernel(), row_norms_kernel(dtype)]
 }
 
 /// k of the search most indexes see first (what [`likely_first_kernels`] prepares for).

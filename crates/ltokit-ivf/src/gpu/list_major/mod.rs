@@ -56,6 +56,7 @@ const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::I32,                            // work area offset (BlockLayout)
         Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
         Param::Buffer(Elem::I32, Extent::Any), // tile records: list, first pair, pairs, 0
+        Param::Buffer(Elem::U32, Extent::Any), // the lists' row norms
     ],
     [
         Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds (seeded)
@@ -503,7 +504,8 @@ impl IvfGpu {
                 .scalar(&step_buffers_i)
                 .scalar(&work_offset_i)
                 .buffer(g.pairs)
-                .buffer(g.tile_info);
+                .buffer(g.tile_info)
+                .buffer(&lists.row_norms);
             let launch = b
                 .list_and_filter_args(launch, &elem, &base, &k_i)
                 .buffer_mut(&mut *bound)
@@ -513,7 +515,7 @@ impl IvfGpu {
             // record's pairs (built just above from this batch's probes: pair numbers
             // below nb × n_probes, within its list's range), their queries (pair / n_probes
             // < nb, checked by check_buffers), its list's whole 32-row groups (lists are
-            // padded to 32 rows), the filter within its words, and writes k candidates at
+            // padded to 32 rows) and their row norms (one a padded row), the filter within its words, and writes k candidates at
             // pair × k < nb × n_probes × k, within cand (checked), and the bounds of its
             // queries (< nb, the length allocated above).
             unsafe { launch.run() }?;

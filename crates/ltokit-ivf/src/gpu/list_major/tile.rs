@@ -368,8 +368,8 @@ enum RowCopy {
     /// Through registers, loaded while the step before is multiplied (one step buffer);
     /// `wide_room`: the tile keeps 96 candidates a query slot ([`cand_cap`]).
     Registers { wide_room: bool },
-    /// With cp.async into one of `step_buffers` buffers, the rows' norms taken from the
-    /// mma operands (the register-capped 8-bit kernels: fragment `lmtile_<i8|u8>tc_async`).
+    /// With cp.async into one of `step_buffers` buffers, with the rows' norms (the
+    /// register-capped 8-bit kernels: fragment `lmtile_<i8|u8>tc_async`).
     Async { step_buffers: usize },
 }
 
@@ -377,16 +377,19 @@ enum RowCopy {
 /// stage the queries and the step's 64 rows in their own type, one per row of `ld` = the
 /// dimension rounded up to the k step (16 values; 32 for 8-bit mma.sync) plus 16 bytes,
 /// the WMMA tiles with the step's dot products before them (qt × 68 of 4 bytes); the FMA
-/// f32 tile dimension-major, with 4 pad slots per query row; then the norms. Tiles that
-/// copy rows asynchronously keep `step_buffers` steps and only the queries' norms.
+/// f32 tile dimension-major, with 4 pad slots per query row; then the step rows' and the
+/// queries' norms. Tiles that copy rows asynchronously keep the queries' norms, two steps'
+/// row norms, the queries and `step_buffers` steps.
 fn work_bytes(tile: LmTile, dim: usize, qt: usize, rows: RowCopy) -> usize {
     // Elements a staged row takes: the dimension rounded up to the k step, plus 16 bytes.
     let ld = |size: usize, k_step: usize| dim.next_multiple_of(k_step) + 16 / size;
     let row_major =
-        |size: usize, k_step: usize| size * (qt + 64) * ld(size, k_step) + 4 * (8 * 64 + 64 + qt);
+        |size: usize, k_step: usize| size * (qt + 64) * ld(size, k_step) + 4 * (64 + qt);
     match (tile, rows) {
-        (_, RowCopy::Async { step_buffers }) => 4 * qt + (qt + 64 * step_buffers) * ld(1, 32),
-        (LmTile::F32Fma, _) => 4 * (dim * (qt + 4) + dim * 64 + 8 * 64 + qt),
+        (_, RowCopy::Async { step_buffers }) => {
+            4 * (qt + 2 * 64) + (qt + 64 * step_buffers) * ld(1, 32)
+        }
+        (LmTile::F32Fma, _) => 4 * (dim * (qt + 4) + dim * 64 + 64 + qt),
         (LmTile::Mma(dtype), _) if dtype.size() == 1 => row_major(1, 32),
         (LmTile::Mma(dtype), _) => row_major(dtype.size(), 16),
         (LmTile::Wmma(dtype), _) => 4 * qt * 68 + row_major(dtype.size(), 16),
@@ -679,12 +682,15 @@ mod tests {
         // f16 × 128 (two blocks of 64 either way) and the images: wide.
         assert!(room(DType::F16, 128));
         assert!(room(DType::U8, 784));
-        // f16 × 256: two blocks of 64 queries fit at 80 candidates (6 KiB less), one at
-        // 96; 8-bit × 512 alike.
-        assert!(!room(DType::F16, 256));
-        assert!(!room(DType::I8, 512));
+        // f16 × 256 and 8-bit × 512: two blocks of 64 queries either way (106.5 and 112.5
+        // KiB); f16 × 272 and 8-bit × 544: two at 80 candidates (110.5 KiB), one at 96
+        // (116.5).
+        assert!(room(DType::F16, 256));
+        assert!(room(DType::I8, 512));
+        assert!(!room(DType::F16, 272));
+        assert!(!room(DType::I8, 544));
         assert!(!room(DType::F32, 16));
-        let kernel = LmKernel::choose(LmTile::Mma(DType::F16), 256, 10, H200).unwrap();
+        let kernel = LmKernel::choose(LmTile::Mma(DType::F16), 272, 10, H200).unwrap();
         assert_eq!(kernel, LmKernel::Plain { wide_room: false });
         // The layouts count the room: 64 queries × 16 more candidates × 6 bytes.
         let bytes = |wide_room| {
@@ -731,19 +737,21 @@ mod tests {
     #[test]
     fn capped_kernels_copy_rows_async_with_a_second_buffer_only_at_three_blocks() {
         let registers = shared_bytes(LmTile::Mma(DType::I8), 64, 10, 64).unwrap();
-        let row_norms = 4 * (8 * 64 + 64);
+        // The async layout holds a second step's row norms (4 × 64 bytes) beside the
+        // register layout's one.
+        let second_norms = 4 * 64;
         let layout = |kernel, shared| {
             block_layout(LmTile::Mma(DType::I8), 64, 10, 64, kernel, shared).unwrap()
         };
-        // Four blocks: one buffer, no row norms (they come from the mma operands).
+        // Four blocks: one buffer.
         let four = layout(LmKernel::Capped { blocks: 4 }, H200);
         assert_eq!(four.step_buffers, 1);
-        assert_eq!(four.shared_bytes, registers - row_norms);
+        assert_eq!(four.shared_bytes, registers + second_norms);
         assert!(4 * (four.shared_bytes + 1024) <= H200.per_sm);
         // Three: a second buffer of 64 × 80 bytes where three still fit.
         let three = layout(LmKernel::Capped { blocks: 3 }, H200);
         assert_eq!(three.step_buffers, 2);
-        assert_eq!(three.shared_bytes, registers - row_norms + 64 * 80);
+        assert_eq!(three.shared_bytes, registers + second_norms + 64 * 80);
         let tight = SharedMemory {
             per_block: 99 * 1024,
             per_sm: 160 * 1024,
