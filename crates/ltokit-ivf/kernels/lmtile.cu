@@ -630,11 +630,7 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
 // what differs is how often the shapes that take them keep rows (the extra pass is pure
 // cost where most steps keep some), so a choice by the expected keep rate (probes, k,
 // the seed) would be the finer rule; this one follows the two measured shapes.
-#if defined(IVF_DTYPE_f16) && defined(LM_WIDE_ROOM)
-#define LM_KEEP_ASK_FIRST 0
-#else
 #define LM_KEEP_ASK_FIRST 1
-#endif
 template <int NT, typename Kept>
 __device__ __forceinline__ unsigned lm_keep_bits(int i0, Kept kept) {
     if (LM_KEEP_ASK_FIRST) {
