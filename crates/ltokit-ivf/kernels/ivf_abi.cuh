@@ -60,16 +60,20 @@ extern "C" __device__ int ivf_lm_cand_cap();
 // scan then takes the kernel's `dim` argument.
 extern "C" __device__ int ivf_lm_dim();
 
-// Whether the tile's scores are exact integers compared with LmCandidates::ithr (the
-// 8-bit mma tiles, for metrics whose score is linear: ivf_score_linear), so that the
-// scan keeps those bounds; other tiles compare floats and leave them unset.
-extern "C" __device__ bool ivf_lm_exact_scores();
+// Whether the tile tests its accumulators against LmCandidates::keep_bound — each slot's
+// threshold in the tile's own form (ivf_lm_keep_bound) — instead of scoring each one and
+// comparing the score with thr: the 8-bit mma tiles where the score is linear in the
+// exact integer accumulator (ivf_score_linear), the f16 and f32 mma tiles for L2. Then
+// the scan keeps those bounds beside the thresholds; other tiles leave them unset.
+extern "C" __device__ bool ivf_lm_bounded();
 
-// What the exact tiles take out of slot i's integer bound ahead of their compares (L2's
-// query norm: the tile then tests xn − 2 dot against the bound alone, not a load and a
-// subtraction a query a step); 0 for other metrics and tiles. `work` is the staged work
-// area (after ivf_lm_stage_queries and a barrier).
-extern "C" __device__ int ivf_lm_exact_bias(unsigned char* work, int dim, int qt, int i);
+// Slot i's keep bound for threshold t (the bits of an int or a float, as the tile reads
+// them), where ivf_lm_bounded(): every row whose score beats t passes it, and at most a
+// few others (within rounding of t), which the top-k lists then reject. L2's query norm
+// is taken out ahead (the tile tests xn − 2 dot against the bound alone, not a load and
+// an addition a query a step). `work` is the staged work area (after
+// ivf_lm_stage_queries and a barrier).
+extern "C" __device__ int ivf_lm_keep_bound(float t, unsigned char* work, int dim, int qt, int i);
 
 // The candidates kept since the slots' lists were last offered: for query slot i, the
 // rows whose score (ivf_score's convention, smaller is better) beat thr[i] — count[i] of
@@ -79,11 +83,10 @@ extern "C" __device__ int ivf_lm_exact_bias(unsigned char* work, int dim, int qt
 // all that reaches the top-k lists.
 struct LmCandidates {
     const float* thr;     // [qt]: -inf for an empty slot
-    // [qt]: thr as an integer bound, ceil(thr[i]) saturated to int (INT_MIN for an empty
-    // slot) less ivf_lm_exact_bias(i): an exact integer score beats thr[i] only if the
-    // score less that bias is below ithr[i]. Kept only where ivf_lm_exact_scores(): the
-    // 8-bit mma tiles compare their accumulators with it, no conversion a score.
-    const int* ithr;
+    // [qt]: ivf_lm_keep_bound(thr[i]), kept only where ivf_lm_bounded(): those tiles
+    // test their accumulators against it, no score formed (nor, for 8-bit, a conversion)
+    // for the rows that are not kept.
+    const int* keep_bound;
     float* score;         // [qt][cap]
     unsigned short* row;  // [qt][cap]
     int* count;           // [qt], zero after each offer

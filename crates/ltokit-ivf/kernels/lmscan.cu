@@ -51,24 +51,12 @@ __device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const u
     return o;
 }
 
-// Whether the tile compares exact integer scores with LmCandidates::ithr.
-__device__ __forceinline__ bool lm_exact_bounds() { return ivf_lm_exact_scores() && ivf_score_linear(); }
-
-// Slot i's integer bound for threshold t (LmCandidates::ithr): ceil(t), saturated (+inf →
-// INT_MAX, -inf → INT_MIN), less the tile's bias for the slot (ceil(t) raised to at least
-// INT_MIN + bias first, so that the subtraction cannot wrap).
-__device__ __forceinline__ int lm_int_bound(float t, unsigned char* work, int dim, int qt, int i) {
-    const int bias = ivf_lm_exact_bias(work, dim, qt, i);
-    const int int_min = -2147483647 - 1;
-    return max(__float2int_ru(t), int_min + bias) - bias;
-}
-
-// Sets slot i's threshold and, for tiles that compare exact integer scores, its integer
-// bound. The work area's queries must be staged (they give the bias).
-__device__ __forceinline__ void lm_set_threshold(float* thr, int* ithr, int i, float t, unsigned char* work, int dim,
-                                                 int qt) {
+// Sets slot i's threshold and, for tiles that test against keep bounds, its bound. The
+// work area's queries must be staged (L2's bounds take out their norms).
+__device__ __forceinline__ void lm_set_threshold(float* thr, int* keep_bound, int i, float t, unsigned char* work,
+                                                 int dim, int qt) {
     thr[i] = t;
-    if (lm_exact_bounds()) ithr[i] = lm_int_bound(t, work, dim, qt, i);
+    if (ivf_lm_bounded()) keep_bound[i] = ivf_lm_keep_bound(t, work, dim, qt, i);
 }
 
 template <int CAP>
@@ -92,9 +80,9 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     int* qidx = cand_count + qt;                                     // [qt]
     int* pair = qidx + qt;                                           // [qt]
     int* busy = pair + qt;                                           // [qt]
-    int* ithr = busy + qt;                                           // [qt]
+    int* keep_bound = busy + qt;                                     // [qt]
     // Per offer parity: the busy slots' count and how many the top-k pass handed out.
-    int* busy_ctl = ithr + qt;                                       // [2][2]
+    int* busy_ctl = keep_bound + qt;                                 // [2][2]
     // Per step parity: whether a slot's candidates passed cand_cap - LM_STEP_ROWS.
     int* flush = busy_ctl + 4;                                       // [2]
     unsigned short* cand_row = reinterpret_cast<unsigned short*>(flush + 2); // [qt][cand_cap]
@@ -121,7 +109,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         pair[i] = p;
         qidx[i] = p >= 0 ? p / n_probes : -1;
         // Empty slots keep nothing; the others start from the query's bound so far (the
-        // integer bounds once the queries are staged).
+        // keep bounds once the queries are staged).
         thr[i] = p >= 0 ? lm_bound_score(bound[p / n_probes]) : -inf;
         cand_count[i] = 0;
         busy_flag[i] = 0;
@@ -130,9 +118,9 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     for (int i = warp; i < qt; i += LM_WARPS) topk_init<CAP>(top_d + i * CAP, top_pos + i * CAP, lane);
     __syncthreads();
     ivf_lm_stage_queries(queries, qidx, qt, dim, step_buffers, work);
-    if (lm_exact_bounds()) {
+    if (ivf_lm_bounded()) {
         __syncthreads();  // the staged queries' norms (the first step's barrier orders the bounds)
-        for (int i = threadIdx.x; i < qt; i += blockDim.x) ithr[i] = lm_int_bound(thr[i], work, dim, qt, i);
+        for (int i = threadIdx.x; i < qt; i += blockDim.x) keep_bound[i] = ivf_lm_keep_bound(thr[i], work, dim, qt, i);
     }
 
     const long long off = list_offset[list];
@@ -156,7 +144,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         const unsigned char* next_rows = rows + (st + 1) * step_bytes;
         const int next_groups = min(2, (size - base - LM_STEP_ROWS + 31) / 32);
         int* ctl = busy_ctl + 2 * (offers & 1);
-        const LmCandidates cand = {thr, ithr, cand_score, cand_row, cand_count, (st - window) * LM_STEP_ROWS,
+        const LmCandidates cand = {thr, keep_bound, cand_score, cand_row, cand_count, (st - window) * LM_STEP_ROWS,
                                    flush + (st & 1), busy, ctl, busy_flag};
         ivf_lm_store(rows + st * step_bytes, min(2, (size - base + 31) / 32), dim, veclen, &regs, work, qt, slot);
         __syncthreads();
@@ -180,7 +168,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             // idle ones also their own k-th (the busy ones' lists wait for the offer).
             if (threadIdx.x < count) {
                 const float kth = busy_flag[threadIdx.x] ? thr[threadIdx.x] : top_d[threadIdx.x * CAP + k - 1];
-                lm_set_threshold(thr, ithr, threadIdx.x, fminf(kth, qbound[threadIdx.x]), work, dim, qt);
+                lm_set_threshold(thr, keep_bound, threadIdx.x, fminf(kth, qbound[threadIdx.x]), work, dim, qt);
             }
             continue;
         }
@@ -197,7 +185,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         }
         if (threadIdx.x < count) {
             if (busy_flag[threadIdx.x]) busy_flag[threadIdx.x] = 0;
-            else lm_set_threshold(thr, ithr, threadIdx.x, fminf(top_d[threadIdx.x * CAP + k - 1], qbound[threadIdx.x]), work, dim, qt);
+            else lm_set_threshold(thr, keep_bound, threadIdx.x, fminf(top_d[threadIdx.x * CAP + k - 1], qbound[threadIdx.x]), work, dim, qt);
         }
         const int window_base = window * LM_STEP_ROWS;
         window = st + 1;
@@ -238,7 +226,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
             }
             if (lane == 0) {
                 if (kth < qb) atomicMax(&bound[qidx[i]], lm_bound_key(kth));
-                lm_set_threshold(thr, ithr, i, fminf(kth, qb), work, dim, qt);
+                lm_set_threshold(thr, keep_bound, i, fminf(kth, qb), work, dim, qt);
                 cand_count[i] = 0;
             }
         }

@@ -72,10 +72,13 @@ typedef unsigned char T;
 #endif
 extern "C" __device__ int ivf_lm_cand_cap() { return LM_TILE_CAND_CAP; }
 
-// The 8-bit mma tiles compare exact integer scores with the integer bounds (lm_keep_exact).
-extern "C" __device__ bool ivf_lm_exact_scores() {
+// The mma tiles that test keep bounds (ivf_abi.cuh): 8-bit where the score is linear
+// (lm_keep_exact), f16 and f32 for L2 (lm_keep_biased).
+extern "C" __device__ bool ivf_lm_bounded() {
 #if defined(LM_MMA) && defined(IVF_BYTES)
-    return true;
+    return ivf_score_linear();
+#elif defined(LM_MMA)
+    return ivf_score_linear() && ivf_metric_l2();
 #else
     return false;
 #endif
@@ -182,9 +185,19 @@ __device__ __forceinline__ LmWork lm_work(unsigned char* work, int dim, int qt, 
 __device__ __forceinline__ int lm_row_slot(const LmWork&, int row, int d) { return d * LM_STEP_ROWS + row; }
 #endif
 
-extern "C" __device__ int ivf_lm_exact_bias(unsigned char* work, int dim, int qt, int i) {
+extern "C" __device__ int ivf_lm_keep_bound(float t, unsigned char* work, int dim, int qt, int i) {
 #if defined(LM_MMA) && defined(IVF_BYTES)
-    return ivf_metric_l2() ? lm_work(work, dim, qt, 0).qn[i] : 0;
+    // ceil(t), saturated (+inf → INT_MAX, -inf → INT_MIN), less L2's query norm (ceil(t)
+    // raised to at least INT_MIN + the norm first, so that the subtraction cannot wrap).
+    const int bias = ivf_metric_l2() ? lm_work(work, dim, qt, 0).qn[i] : 0;
+    const int int_min = -2147483647 - 1;
+    return max(__float2int_ru(t), int_min + bias) - bias;
+#elif defined(LM_MMA)
+    // t − qn, loosened by 2^-20 of |t| + qn (lm_keep_biased says why that covers the
+    // rounding); ±inf stay (an empty slot keeps nothing, an open one everything).
+    if (isinf(t)) return __float_as_int(t);
+    const float qn = lm_work(work, dim, qt, 0).qn[i];
+    return __float_as_int((t - qn) + (fabsf(t) + qn) * 0x1p-20f);
 #else
     return 0;
 #endif
@@ -621,7 +634,7 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
 // into one predicate (one instruction an accumulator); the bits (a select and an or more
 // each) are formed only where some lane keeps one. Measured on the H200 (session 17,
 // `docs/gpu-runs/2026-12-01-s17/1-lmdim-epi-ab/`, three rounds): with the exact tiles'
-// bias (ivf_lm_exact_bias) the i8 × 128 kernel's 64-query step went from 190 to 138
+// bias (ivf_lm_keep_bound) the i8 × 128 kernel's 64-query step went from 190 to 138
 // instructions a warp, its scan 426 → 418 µs (ncu), lowdim i8's device QPS +0.7 to
 // +4.4 % at batch 10,000, f32's −1.6 to +1.7 % and wide-f16's (f16 × 256, the 80-room
 // tile) +3.8 to +5.7 % at 10–20 probes; but lowdim f16's scan (f16 × 128, the wide-room
@@ -677,7 +690,7 @@ __device__ __forceinline__ void lm_keep_rows(const LmCandidates& cand, unsigned 
 // L2 and inner products: ivf_score_linear): L2's qn + xn − 2 dot beats thr only if xn −
 // 2 dot < ceil(thr) − qn, the inner product's −dot only if −dot < ceil(thr) (float() is
 // monotonic, so this keeps every row the float test keeps, and at most ties of thr
-// besides); the scan stores the right-hand side as the slot's bound (ivf_lm_exact_bias).
+// besides); the scan stores the right-hand side as the slot's bound (ivf_lm_keep_bound).
 // A multiply-add and a compare an accumulator, the query's bound read once for its four;
 // no conversion (an int → float conversion runs at a quarter of the FP32 rate, and the
 // float test took one for each of the 4,096 scores of a 64-query step). Only the kept
@@ -687,10 +700,29 @@ __device__ __forceinline__ void lm_keep_exact(const LmWork& w, const LmCandidate
                                               Sum xn0, Sum xn1, int i0, int r0, bool l2) {
     const int a = l2 ? -2 : -1;
     const unsigned keep = lm_keep_bits<NT>(i0, [&](int n, int j, int i, int jr) {
-        return a * c[n][j] + (l2 ? (jr ? xn1 : xn0) : 0) < cand.ithr[i];
+        return a * c[n][j] + (l2 ? (jr ? xn1 : xn0) : 0) < cand.keep_bound[i];
     });
     lm_keep_rows<NT>(cand, keep, i0, r0, [&](int n, int j) {
         return lm_score(c[n][j], w.qn[i0 + 8 * n + (j & 1)], j >= 2 ? xn1 : xn0, l2);
+    });
+}
+#else
+// lm_mma's filter for f16 and f32 L2: a row is kept where fl(xn − 2 dot) is below the
+// slot's bound fl(t − qn) + 2^-20 (|t| + qn) (ivf_lm_keep_bound), one multiply-add and a
+// compare an accumulator where the score (an addition, a multiply-add, a clamp at 0) and
+// its compare took four. It keeps every row whose float score beats t: such a row is
+// within t of the query, so its xn ≤ 2 (qn + |t|) (‖x‖ ≤ ‖q‖ + √t), and the rounding of
+// the score, of xn − 2 dot and of the bound add up to a few units of 2^-24 (qn + |t|),
+// under the slack; the few rows it keeps besides (within about 10^-6 of t) are scored as
+// before and rejected by the top-k lists.
+template <int NT>
+__device__ __forceinline__ void lm_keep_biased(const LmWork& w, const LmCandidates& cand, const Sum (&c)[NT][4],
+                                               Sum xn0, Sum xn1, int i0, int r0) {
+    const unsigned keep = lm_keep_bits<NT>(i0, [&](int n, int j, int i, int jr) {
+        return fmaf(-2.f, c[n][j], jr ? xn1 : xn0) < __int_as_float(cand.keep_bound[i]);
+    });
+    lm_keep_rows<NT>(cand, keep, i0, r0, [&](int n, int j) {
+        return lm_score(c[n][j], w.qn[i0 + 8 * n + (j & 1)], j >= 2 ? xn1 : xn0, true);
     });
 }
 #endif
@@ -712,12 +744,14 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
     const int i0 = (warp / 4) * 8 * NT + 2 * t;
     const Sum xn0 = w.xn[r0], xn1 = w.xn[r0 + 8];
     const bool l2 = ivf_metric_l2();
+    if (ivf_lm_bounded()) {
 #if defined(IVF_BYTES)
-    if (ivf_lm_exact_scores() && ivf_score_linear()) {
         lm_keep_exact<NT>(w, cand, c, xn0, xn1, i0, r0, l2);
+#else
+        lm_keep_biased<NT>(w, cand, c, xn0, xn1, i0, r0);
+#endif
         return;
     }
-#endif
     // Every accumulator scored and compared first, then the appends.
     float sc[NT][4];
     const unsigned keep = lm_keep_bits<NT>(i0, [&](int n, int j, int i, int jr) {
