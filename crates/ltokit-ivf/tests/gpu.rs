@@ -544,6 +544,63 @@ fn list_major_lists_longer_than_a_window_of_offers_match_the_cpu() {
 }
 #[test]
 #[ignore = "needs a GPU"]
+fn eight_bit_distances_are_exact_where_the_norms_pass_f32s_precision() {
+    // 784 values of 200 to 255 a row: squared norms up to 51 million, past the 16.8
+    // million that f32 holds exactly, while the distances between rows (near 800,000)
+    // are exact f32s. The list-major scan forms L2 as ‖q‖² + ‖x‖² − 2 q·x with the rows'
+    // norms DeviceLists computed once: only exact integer norms give the exact distances,
+    // which both scans must report (compared for equality with the CPU's integer sums).
+    let engine = engine();
+    let s = seed();
+    let mut rng = Rng::new(s);
+    let dim = 784;
+    let n_base = 2_000 + rng.below(200);
+    let mut rows = |n: usize| {
+        let bytes: Vec<u8> = (0..n * dim).map(|_| 200 + rng.below(56) as u8).collect();
+        Matrix::new(DType::U8, n, dim, bytes).unwrap()
+    };
+    let base = rows(n_base);
+    let queries = rows(300);
+    let n_lists = 4;
+    let ids: Vec<i64> = (0..base.rows as i64).collect();
+    let assignment: Vec<u32> = (0..base.rows).map(|i| (i % n_lists) as u32).collect();
+    let centers = vec![0.0; n_lists * dim];
+    let index = IvfIndex::from_assignment(Metric::L2, &base, &ids, centers, &assignment).unwrap();
+    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    let probes: Vec<i64> = (0..queries.rows).flat_map(|_| 0..n_lists as i64).collect();
+    let exact_distance = |q: usize, r: usize| -> f32 {
+        let (a, b) = (queries.row_bytes(q), base.row_bytes(r));
+        let d: i64 = a
+            .iter()
+            .zip(b)
+            .map(|(&x, &y)| (x as i64 - y as i64).pow(2))
+            .sum();
+        d as f32
+    };
+    let k = 10;
+    for path in [ScanPath::ListMajor, ScanPath::PerQuery] {
+        gindex.set_scan_path(path);
+        let found = gindex
+            .search_with_probes(&engine, &queries, &probes, n_lists, k, &Filter::None)
+            .unwrap();
+        for q in 0..queries.rows {
+            let mut want: Vec<f32> = (0..base.rows).map(|r| exact_distance(q, r)).collect();
+            want.sort_by(f32::total_cmp);
+            let ctx = format!("{} query {q} (seed {s})", path.name());
+            assert_eq!(found.distances_of(q), &want[..k], "{ctx}");
+            for (&id, &d) in found.ids_of(q).iter().zip(found.distances_of(q)) {
+                assert_eq!(exact_distance(q, id as usize), d, "{ctx}: id {id}");
+            }
+        }
+    }
+    println!(
+        "u8 × 784 near 255: both scans' distances equal the exact integer sums ({} queries)",
+        queries.rows
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn small_batches_cut_long_lists_over_blocks_and_match_the_cpu() {
     // Lists of ~2,500 rows and batches of a few queries: the per-query scan cuts each list
     // over several blocks (every 4th 32-row group run to a block), whose candidates the

@@ -249,7 +249,7 @@ fn row_norms(
     if padded_rows == 0 {
         return Ok(norms);
     }
-    if data.len() < padded_rows * dim * dtype.size() || veclen == 0 || dim % veclen != 0 {
+    if data.len() < padded_rows * dim * dtype.size() || veclen == 0 || !dim.is_multiple_of(veclen) {
         return Err(Error::InvalidArgument(format!(
             "{} bytes of lists do not hold {padded_rows} rows of {dim} {} values in vectors \
              of {veclen}",

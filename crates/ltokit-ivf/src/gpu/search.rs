@@ -678,7 +678,11 @@ impl IvfGpu {
 /// plans do not cover: the training rows' gather, the layout on the device and the rows'
 /// norms.
 pub(crate) fn device_build_kernels(dtype: DType) -> [KernelSpec; 3] {
-    [train_rows_kernel(dtype), layout_kernel(), row_norms_kernel(dtype)]
+    [
+        train_rows_kernel(dtype),
+        layout_kernel(),
+        row_norms_kernel(dtype),
+    ]
 }
 
 /// k of the search most indexes see first (what [`likely_first_kernels`] prepares for).
