@@ -542,6 +542,7 @@ fn list_major_lists_longer_than_a_window_of_offers_match_the_cpu() {
     }
     println!("checked {checked} scans of one 140,000-row list against the CPU reference");
 }
+
 #[test]
 #[ignore = "needs a GPU"]
 fn eight_bit_distances_are_exact_where_the_norms_pass_f32s_precision() {
