@@ -418,11 +418,15 @@ fn bench(
     // size from the host, every plan of the path linked or fetched from the caches.
     let first_search_ms = {
         let batch = batches.first().copied().unwrap_or(1).max(1);
+        // Logged so that a slow first search can be set against the links' log lines.
+        tracing::debug!(batch, n_probes = probe_list[0], "first search starts");
         let started = Instant::now();
         for sub in &host_batches(&queries, batch) {
             gindex.search(&engine, sub, k, probe_list[0], &Filter::None)?;
         }
-        started.elapsed().as_secs_f64() * 1e3
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!(ms, "first search done");
+        ms
     };
     // Auto's first searches scan per-query while the list-major kernel loads in the
     // background; the timed runs below measure the path auto settles on.
