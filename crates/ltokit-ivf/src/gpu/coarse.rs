@@ -395,16 +395,33 @@ fn matrix_kernels(
 /// registers (kernels/coarse_select.cu says where each form pays).
 fn select_kernel(n_probes: usize, n_centers: usize) -> Result<KernelSpec> {
     let cap = capacity(n_probes)?;
-    let rows = if cap <= 32 && SELECT_ROWS_IN_REGISTERS.contains(&n_centers) {
-        "rows_"
-    } else {
-        ""
-    };
+    select_spec(
+        cap,
+        cap <= 32 && SELECT_ROWS_IN_REGISTERS.contains(&n_centers),
+    )
+}
+
+/// The selection of capacity `cap`, in the register-row form or not (the same signature
+/// and launch shape either way).
+fn select_spec(cap: usize, rows_in_registers: bool) -> Result<KernelSpec> {
+    let rows = if rows_in_registers { "rows_" } else { "" };
     Ok(KernelSpec {
         plan: format!("coarse_select_{rows}c{cap}"),
         signature: SELECT_SIGNATURE,
         shared: 0,
     })
+}
+
+/// The selection a search may launch while [`select_kernel`]'s register-row form is not
+/// loaded: that form links in about a second (0.84–1.13 s for each capacity on the H200's
+/// host, session 26), the other in 0.19 s, and a first search must not wait for it.
+/// `None` where [`select_kernel`] already is the other form.
+pub(crate) fn select_stand_in(n_probes: usize, n_centers: usize) -> Result<Option<KernelSpec>> {
+    let best = select_kernel(n_probes, n_centers)?;
+    if !best.plan.starts_with("coarse_select_rows_") {
+        return Ok(None);
+    }
+    select_spec(capacity(n_probes)?, false).map(Some)
 }
 
 /// Row lengths (centres) whose selection holds the row in registers: up to the kernel's
@@ -430,6 +447,23 @@ pub(crate) fn coarse_kernel(dtype: DType, dim: usize, n_probes: usize) -> Result
 }
 
 impl IvfGpu {
+    /// [`select_kernel`] where it is loaded; else its stand-in ([`select_stand_in`]), with
+    /// the register-row form loading in the background for later calls.
+    pub(crate) fn select_kernel_now(
+        &self,
+        n_probes: usize,
+        n_centers: usize,
+    ) -> Result<KernelSpec> {
+        let best = select_kernel(n_probes, n_centers)?;
+        match select_stand_in(n_probes, n_centers)? {
+            Some(stand_in) if !self.kernels_loaded(std::slice::from_ref(&best)) => {
+                self.prepare_in_background(std::slice::from_ref(&best));
+                Ok(stand_in)
+            }
+            _ => Ok(best),
+        }
+    }
+
     /// How this engine multiplies large batches' score matrices (the tensor cores from
     /// sm_80 unless [`IvfGpu::set_tile_arith`] chose the portable tiles).
     pub fn coarse_matrix_arith(&self) -> MatrixArith {
@@ -550,7 +584,7 @@ impl IvfGpu {
         // larger than this batch.
         let planned = q.planned.max(nq);
         let score_kernel = matrix_arith.score_kernel(dtype, (planned, n));
-        let select_spec = select_kernel(n_probes, n)?;
+        let select_spec = self.select_kernel_now(n_probes, n)?;
         let (tile_queries, tile_centers, threads) = score_kernel.tile;
         let scores_k = self
             .kernels
@@ -695,6 +729,17 @@ mod tests {
         assert_eq!(select(20, 512), "coarse_select_rows_c32");
         assert_eq!(select(50, 1024), "coarse_select_c64");
         assert_eq!(select(10, 1025), "coarse_select_c16");
+        // The register-row form has a stand-in of the same capacity and signature; the
+        // other form needs none.
+        let stand_in = |n_probes, n_centers| {
+            select_stand_in(n_probes, n_centers)
+                .unwrap()
+                .map(|s| (s.plan, s.signature == SELECT_SIGNATURE))
+        };
+        assert_eq!(stand_in(10, 1024), Some(("coarse_select_c16".into(), true)));
+        assert_eq!(stand_in(1, 300), Some(("coarse_select_c1".into(), true)));
+        assert_eq!(stand_in(2, 256), None);
+        assert_eq!(stand_in(50, 1024), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use ltokit::launch::{device_extent, CudaView, CudaViewMut, DeviceElem};
 use ltokit::{Error, Result};
 
-use super::coarse::{coarse_kernels, CoarseQueries, MatrixArith};
+use super::coarse::{coarse_kernels, select_stand_in, CoarseQueries, MatrixArith};
 use super::kmeans::train_rows_kernel;
 use super::list_major::{list_major_kernels, ScanPathCell};
 use super::lists::{layout_kernel, row_norms_kernel};
@@ -281,6 +281,18 @@ impl GpuIndex {
             (batch, self.centers.len()),
             engine.coarse_matrix_arith(),
         )?;
+        // Nor for the coarse selection's register-row form (a second to link): its
+        // stand-in serves until it is loaded.
+        let mut selecting_by_stand_in = false;
+        if let Some(stand_in) = select_stand_in(n_probes, self.centers.len())? {
+            let now = engine.select_kernel_now(n_probes, self.centers.len())?;
+            selecting_by_stand_in = now.plan == stand_in.plan;
+            for spec in specs.iter_mut() {
+                if spec.plan.starts_with("coarse_select_rows_") {
+                    *spec = now.clone();
+                }
+            }
+        }
         let mut later = None;
         let list_major = if engine.use_list_major(path, &self.lists, batch, n_probes, k)? {
             let lm = list_major_kernels(
@@ -316,7 +328,7 @@ impl GpuIndex {
         engine.prepare(&specs)?;
         // A call whose path may still change (the list-major kernels loading) is not
         // recorded.
-        let key = key.filter(|_| later.is_none());
+        let key = key.filter(|_| later.is_none() && !selecting_by_stand_in);
         if let Some(lm) = later {
             engine.prepare_in_background(&lm);
         }
@@ -723,6 +735,15 @@ pub(crate) fn likely_first_kernels(
         merge_kernel(metric, k, batch, k)?,
     ];
     let known = first.map(|f| f.n_probes.clamp(1, n_lists));
+    // The first search selects by the stand-in while the register-row form links (a
+    // second): the stand-in of the known probe count comes first.
+    if let Some(stand_in) = known
+        .map(|p| select_stand_in(p, n_lists))
+        .transpose()?
+        .flatten()
+    {
+        specs.push(stand_in);
+    }
     for n_probes in known.into_iter().chain([8, 16, 32, 4, 2, 64]) {
         if n_probes <= n_lists {
             // The score matrix is the same plan for every probe count: listed once.
