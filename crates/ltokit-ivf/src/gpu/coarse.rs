@@ -395,10 +395,13 @@ fn matrix_kernels(
 /// registers (kernels/coarse_select.cu says where each form pays).
 fn select_kernel(n_probes: usize, n_centers: usize) -> Result<KernelSpec> {
     let cap = capacity(n_probes)?;
-    select_spec(
-        cap,
-        cap <= 32 && SELECT_ROWS_IN_REGISTERS.contains(&n_centers),
-    )
+    select_spec(cap, selects_in_registers(cap, n_centers))
+}
+
+/// Whether [`select_kernel`] of capacity `cap` over rows of `n_centers` takes the form that
+/// holds the row in registers.
+fn selects_in_registers(cap: usize, n_centers: usize) -> bool {
+    cap <= 32 && SELECT_ROWS_IN_REGISTERS.contains(&n_centers)
 }
 
 /// The selection of capacity `cap`, in the register-row form or not (the same signature
@@ -417,11 +420,11 @@ fn select_spec(cap: usize, rows_in_registers: bool) -> Result<KernelSpec> {
 /// host, session 26), the other in 0.19 s, and a first search must not wait for it.
 /// `None` where [`select_kernel`] already is the other form.
 pub(crate) fn select_stand_in(n_probes: usize, n_centers: usize) -> Result<Option<KernelSpec>> {
-    let best = select_kernel(n_probes, n_centers)?;
-    if !best.plan.starts_with("coarse_select_rows_") {
+    let cap = capacity(n_probes)?;
+    if !selects_in_registers(cap, n_centers) {
         return Ok(None);
     }
-    select_spec(capacity(n_probes)?, false).map(Some)
+    select_spec(cap, false).map(Some)
 }
 
 /// Row lengths (centres) whose selection holds the row in registers: up to the kernel's
@@ -448,20 +451,40 @@ pub(crate) fn coarse_kernel(dtype: DType, dim: usize, n_probes: usize) -> Result
 
 impl IvfGpu {
     /// [`select_kernel`] where it is loaded; else its stand-in ([`select_stand_in`]), with
-    /// the register-row form loading in the background for later calls.
+    /// the register-row form loading in the background for later calls. The flag says
+    /// whether the stand-in was chosen.
     pub(crate) fn select_kernel_now(
         &self,
         n_probes: usize,
         n_centers: usize,
-    ) -> Result<KernelSpec> {
+    ) -> Result<(KernelSpec, bool)> {
         let best = select_kernel(n_probes, n_centers)?;
         match select_stand_in(n_probes, n_centers)? {
             Some(stand_in) if !self.kernels_loaded(std::slice::from_ref(&best)) => {
                 self.prepare_in_background(std::slice::from_ref(&best));
-                Ok(stand_in)
+                Ok((stand_in, true))
             }
-            _ => Ok(best),
+            _ => Ok((best, false)),
         }
+    }
+
+    /// [`coarse_kernels`] as this engine launches them now: the selection by
+    /// [`IvfGpu::select_kernel_now`]; the flag says whether it is the stand-in.
+    pub(crate) fn coarse_kernels_now(
+        &self,
+        dtype: DType,
+        dim: usize,
+        n_probes: usize,
+        (nq, n_centers): (usize, usize),
+    ) -> Result<(Vec<KernelSpec>, bool)> {
+        let matrix = self.coarse_matrix_arith();
+        if nq < MATRIX_MIN_QUERIES {
+            let specs = coarse_kernels(dtype, dim, n_probes, (nq, n_centers), matrix)?;
+            return Ok((specs, false));
+        }
+        let [score, _] = matrix_kernels(dtype, n_probes, (nq, n_centers), matrix)?;
+        let (select, by_stand_in) = self.select_kernel_now(n_probes, n_centers)?;
+        Ok((vec![score, select], by_stand_in))
     }
 
     /// How this engine multiplies large batches' score matrices (the tensor cores from
@@ -584,7 +607,7 @@ impl IvfGpu {
         // larger than this batch.
         let planned = q.planned.max(nq);
         let score_kernel = matrix_arith.score_kernel(dtype, (planned, n));
-        let select_spec = self.select_kernel_now(n_probes, n)?;
+        let (select_spec, _) = self.select_kernel_now(n_probes, n)?;
         let (tile_queries, tile_centers, threads) = score_kernel.tile;
         let scores_k = self
             .kernels

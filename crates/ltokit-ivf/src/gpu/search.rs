@@ -274,25 +274,14 @@ impl GpuIndex {
         // theirs.
         let batch = IvfGpu::batch_size(n_probes, k).min(nq);
         let path = self.scan_path.get();
-        let mut specs = coarse_kernels(
+        // Nor for the coarse selection's register-row form (a second to link): its
+        // stand-in serves until it is loaded.
+        let (mut specs, selecting_by_stand_in) = engine.coarse_kernels_now(
             self.dtype,
             self.dim,
             n_probes,
             (batch, self.centers.len()),
-            engine.coarse_matrix_arith(),
         )?;
-        // Nor for the coarse selection's register-row form (a second to link): its
-        // stand-in serves until it is loaded.
-        let mut selecting_by_stand_in = false;
-        if let Some(stand_in) = select_stand_in(n_probes, self.centers.len())? {
-            let now = engine.select_kernel_now(n_probes, self.centers.len())?;
-            selecting_by_stand_in = now.plan == stand_in.plan;
-            for spec in specs.iter_mut() {
-                if spec.plan.starts_with("coarse_select_rows_") {
-                    *spec = now.clone();
-                }
-            }
-        }
         let mut later = None;
         let list_major = if engine.use_list_major(path, &self.lists, batch, n_probes, k)? {
             let lm = list_major_kernels(
