@@ -482,7 +482,8 @@ impl IvfGpu {
             let specs = coarse_kernels(dtype, dim, n_probes, (nq, n_centers), matrix)?;
             return Ok((specs, false));
         }
-        let [score, _] = matrix_kernels(dtype, n_probes, (nq, n_centers), matrix)?;
+        // matrix_kernels' score kernel; its selection is the one this engine has now.
+        let score = matrix.score_kernel(dtype, (nq, n_centers)).spec();
         let (select, by_stand_in) = self.select_kernel_now(n_probes, n_centers)?;
         Ok((vec![score, select], by_stand_in))
     }
