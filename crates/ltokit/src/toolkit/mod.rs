@@ -33,7 +33,72 @@ pub struct LibrarySpec {
     pub name: &'static str,
     /// File name looked for in each directory and given to the system loader.
     pub soname: &'static str,
+    /// The pip wheel that provides it, as an error message tells the user to install it
+    /// (`nvidia-cuda-nvrtc==13.0.88`).
+    pub wheel: &'static str,
 }
+
+/// The error for a library whose version call (`api`) failed with `rc`: reinstall it.
+pub(crate) fn version_unreported(
+    spec: &LibrarySpec,
+    opened: &OpenedLibrary,
+    api: &str,
+    rc: i64,
+) -> Error {
+    Error::UnsupportedVersion {
+        library: spec.name,
+        found: format!("unknown ({api} returned {rc})"),
+        why: format!(
+            "{} could not report its version; reinstall {} or point LTOKIT_CUDA_LIB_DIR at a working {}",
+            opened.path.display(),
+            spec.wheel,
+            spec.name
+        ),
+    }
+}
+
+/// `version` where it is of [`CUDA_MAJOR`]; else an error naming it, why ltokit needs
+/// that major version (`needs`: "LTO-IR does not cross major versions") and what to
+/// install.
+pub(crate) fn require_cuda_major(
+    spec: &LibrarySpec,
+    version: Version,
+    needs: &str,
+) -> Result<Version> {
+    if version.major == CUDA_MAJOR {
+        return Ok(version);
+    }
+    Err(Error::UnsupportedVersion {
+        library: spec.name,
+        found: version.to_string(),
+        why: format!(
+            "ltokit needs {} {CUDA_MAJOR}.x ({needs}); install {} (or any {CUDA_MAJOR}.x) or point LTOKIT_CUDA_LIB_DIR at one",
+            spec.name, spec.wheel
+        ),
+    })
+}
+
+/// The accessors every library wrapper has: its version and where and how it was found
+/// (the wrapper's `version` and `opened` fields).
+macro_rules! library_accessors {
+    () => {
+        /// The library's version.
+        pub fn version(&self) -> $crate::toolkit::Version {
+            self.version
+        }
+
+        /// Where it was loaded from.
+        pub fn path(&self) -> &std::path::Path {
+            &self.opened.path
+        }
+
+        /// Which search step found it.
+        pub fn origin(&self) -> $crate::toolkit::Origin {
+            self.opened.origin
+        }
+    };
+}
+pub(crate) use library_accessors;
 
 /// A library that was found and opened.
 #[derive(Debug)]
@@ -273,4 +338,35 @@ pub fn report() -> Vec<LibraryReport> {
             (l.path().to_owned(), l.origin(), l.version(), None)
         }),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: LibrarySpec = LibrarySpec {
+        name: "nvExample",
+        soname: "libnvexample.so.13",
+        wheel: "nvidia-example==13.0.1",
+    };
+
+    #[test]
+    fn a_library_of_another_cuda_major_is_refused_with_what_to_install() {
+        assert_eq!(
+            require_cuda_major(&SPEC, Version::new(CUDA_MAJOR, 7), "why").unwrap(),
+            Version::new(CUDA_MAJOR, 7)
+        );
+        let err = require_cuda_major(&SPEC, Version::new(12, 4), "LTO-IR does not cross")
+            .unwrap_err()
+            .to_string();
+        for part in [
+            "nvExample",
+            "12.4",
+            "LTO-IR does not cross",
+            "nvidia-example==13.0.1",
+            "LTOKIT_CUDA_LIB_DIR",
+        ] {
+            assert!(err.contains(part), "{part:?} missing from: {err}");
+        }
+    }
 }

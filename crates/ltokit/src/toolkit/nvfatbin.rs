@@ -3,12 +3,11 @@
 //! exact output (e.g. its `-compress-mode=size`).
 
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::path::Path;
 use std::sync::Arc;
 
 use super::{
-    c_string, c_strings, open_library, resolve, Lazy, LibrarySpec, OpenedLibrary, Version,
-    CUDA_MAJOR,
+    c_string, c_strings, library_accessors, open_library, require_cuda_major, resolve,
+    version_unreported, Lazy, LibrarySpec, OpenedLibrary, Version,
 };
 use crate::error::{Error, Result};
 use crate::formats::fatbin::EntryKind;
@@ -16,6 +15,7 @@ use crate::formats::fatbin::EntryKind;
 const SPEC: LibrarySpec = LibrarySpec {
     name: "nvFatbin",
     soname: "libnvfatbin.so.13",
+    wheel: "nvidia-nvfatbin==13.0.85",
 };
 
 type Handle = *mut c_void;
@@ -88,19 +88,18 @@ impl NvFatbin {
         // SAFETY: both out-pointers are valid for writes.
         let rc = unsafe { version_fn(&mut major, &mut minor) };
         if rc != 0 {
-            return Err(Error::UnsupportedVersion {
-                library: SPEC.name,
-                found: format!("unknown (nvFatbinVersion returned {rc})"),
-                why: format!("{} could not report its version; reinstall nvidia-nvfatbin=={CUDA_MAJOR}.0.85 or point LTOKIT_CUDA_LIB_DIR at a working nvFatbin", opened.path.display()),
-            });
+            return Err(version_unreported(
+                &SPEC,
+                &opened,
+                "nvFatbinVersion",
+                rc.into(),
+            ));
         }
-        if major != CUDA_MAJOR {
-            return Err(Error::UnsupportedVersion {
-                library: SPEC.name,
-                found: format!("{major}.{minor}"),
-                why: format!("ltokit writes fatbins for CUDA {CUDA_MAJOR}.x; install nvidia-nvfatbin=={CUDA_MAJOR}.0.85 (or any {CUDA_MAJOR}.x) or point LTOKIT_CUDA_LIB_DIR at one"),
-            });
-        }
+        let version = require_cuda_major(
+            &SPEC,
+            Version::new(major, minor),
+            "ltokit writes fatbins for that major version",
+        )?;
         let fns = Fns {
             error_string: sym!("nvFatbinGetErrorString"),
             create: sym!("nvFatbinCreate"),
@@ -113,25 +112,12 @@ impl NvFatbin {
         };
         Ok(NvFatbin {
             fns,
-            version: Version::new(major, minor),
+            version,
             opened,
         })
     }
 
-    /// The library's version.
-    pub fn version(&self) -> Version {
-        self.version
-    }
-
-    /// Where it was loaded from.
-    pub fn path(&self) -> &Path {
-        &self.opened.path
-    }
-
-    /// Which search step found it.
-    pub fn origin(&self) -> super::Origin {
-        self.opened.origin
-    }
+    library_accessors!();
 
     fn check(&self, call: &'static str, rc: Res) -> Result<()> {
         if rc == 0 {

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{
-    c_strings, log_to_string, open_library, resolve, Lazy, LibrarySpec, OpenedLibrary, Version,
-    CUDA_MAJOR,
+    c_strings, library_accessors, log_to_string, open_library, require_cuda_major, resolve, Lazy,
+    LibrarySpec, OpenedLibrary, Version, CUDA_MAJOR,
 };
 use crate::error::{Error, Result};
 
@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 pub const SPEC: LibrarySpec = LibrarySpec {
     name: "nvJitLink",
     soname: "libnvJitLink.so.13",
+    wheel: "nvidia-nvjitlink==13.0.88",
 };
 
 /// Highest minor version probed for versioned symbols.
@@ -153,14 +154,11 @@ impl NvJitLink {
         // SAFETY: probing for a symbol has no side effects.
         let plain_symbols =
             unsafe { opened.library.get::<*const c_void>(b"nvJitLinkCreate") }.is_ok();
-        let version = Self::detect_version(&opened)?;
-        if version.major != CUDA_MAJOR {
-            return Err(Error::UnsupportedVersion {
-                library: SPEC.name,
-                found: version.to_string(),
-                why: format!("ltokit needs nvJitLink {CUDA_MAJOR}.x (LTO-IR does not cross major versions); install nvidia-nvjitlink=={CUDA_MAJOR}.0.88 or newer {CUDA_MAJOR}.x"),
-            });
-        }
+        let version = require_cuda_major(
+            &SPEC,
+            Self::detect_version(&opened)?,
+            "LTO-IR does not cross major versions",
+        )?;
         Ok(NvJitLink {
             fns,
             version,
@@ -195,20 +193,7 @@ impl NvJitLink {
         })
     }
 
-    /// The library's version.
-    pub fn version(&self) -> Version {
-        self.version
-    }
-
-    /// Where it was loaded from.
-    pub fn path(&self) -> &Path {
-        &self.opened.path
-    }
-
-    /// Which search step found it.
-    pub fn origin(&self) -> super::Origin {
-        self.opened.origin
-    }
+    library_accessors!();
 
     /// "plain" when unversioned names are exported, else "versioned".
     pub fn symbol_flavour(&self) -> &'static str {

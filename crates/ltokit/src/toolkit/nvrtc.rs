@@ -9,14 +9,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{
-    c_string, c_strings, load_by_path, log_to_string, open_library, resolve, Lazy, LibrarySpec,
-    OpenedLibrary, Version, CUDA_MAJOR,
+    c_string, c_strings, library_accessors, load_by_path, log_to_string, open_library,
+    require_cuda_major, resolve, version_unreported, Lazy, LibrarySpec, OpenedLibrary, Version,
 };
 use crate::error::{Error, Result};
 
 const SPEC: LibrarySpec = LibrarySpec {
     name: "NVRTC",
     soname: "libnvrtc.so.13",
+    wheel: "nvidia-cuda-nvrtc==13.0.88",
 };
 
 type Program = *mut c_void;
@@ -95,20 +96,18 @@ impl Nvrtc {
         // SAFETY: both out-pointers are valid for writes.
         let rc = unsafe { version_fn(&mut major, &mut minor) };
         if rc != 0 || major < 0 || minor < 0 {
-            return Err(Error::UnsupportedVersion {
-                library: SPEC.name,
-                found: format!("{major}.{minor} (nvrtcVersion returned {rc})"),
-                why: format!("{} could not report its version; reinstall nvidia-cuda-nvrtc=={CUDA_MAJOR}.0.88 or point LTOKIT_CUDA_LIB_DIR at a working NVRTC", opened.path.display()),
-            });
+            let code = if rc != 0 {
+                rc.into()
+            } else {
+                major.min(minor).into()
+            };
+            return Err(version_unreported(&SPEC, &opened, "nvrtcVersion", code));
         }
-        let version = Version::new(major as u32, minor as u32);
-        if version.major != CUDA_MAJOR {
-            return Err(Error::UnsupportedVersion {
-                library: SPEC.name,
-                found: version.to_string(),
-                why: format!("ltokit produces LTO-IR with NVRTC {CUDA_MAJOR}.x; install nvidia-cuda-nvrtc=={CUDA_MAJOR}.0.88"),
-            });
-        }
+        let version = require_cuda_major(
+            &SPEC,
+            Version::new(major as u32, minor as u32),
+            "ltokit produces LTO-IR with that major version",
+        )?;
         let (builtins, builtins_path) = preload_builtins(&opened.path, version)?;
         let fns = Fns {
             error_string: sym!("nvrtcGetErrorString"),
@@ -133,20 +132,8 @@ impl Nvrtc {
         })
     }
 
-    /// NVRTC's version; LTO-IR it makes needs an nvJitLink at least this new.
-    pub fn version(&self) -> Version {
-        self.version
-    }
-
-    /// Where NVRTC was loaded from.
-    pub fn path(&self) -> &Path {
-        &self.opened.path
-    }
-
-    /// Which search step found it.
-    pub fn origin(&self) -> super::Origin {
-        self.opened.origin
-    }
+    // NVRTC's version: LTO-IR it makes needs an nvJitLink at least this new.
+    library_accessors!();
 
     /// Where the builtins library was preloaded from.
     pub fn builtins_path(&self) -> &Path {
