@@ -358,36 +358,40 @@ pub(crate) fn coarse_kernels(
     (nq, n_centers): (usize, usize),
     matrix: MatrixArith,
 ) -> Result<Vec<KernelSpec>> {
+    let select = || Ok((select_kernel(n_probes, n_centers)?, false));
+    let (specs, _) =
+        coarse_kernels_selecting(dtype, dim, n_probes, (nq, n_centers), matrix, select)?;
+    Ok(specs)
+}
+
+/// [`coarse_kernels`] with a large batch's selection given by `select` (the spec, and
+/// whether it stands in for another), which only large batches call; the flag is
+/// `select`'s, false for a small batch.
+fn coarse_kernels_selecting(
+    dtype: DType,
+    dim: usize,
+    n_probes: usize,
+    (nq, n_centers): (usize, usize),
+    matrix: MatrixArith,
+    select: impl FnOnce() -> Result<(KernelSpec, bool)>,
+) -> Result<(Vec<KernelSpec>, bool)> {
     if nq >= MATRIX_MIN_QUERIES {
-        return Ok(matrix_kernels(dtype, n_probes, (nq, n_centers), matrix)?.to_vec());
+        let score = matrix.score_kernel(dtype, (nq, n_centers)).spec();
+        let (select, stands_in) = select()?;
+        return Ok((vec![score, select], stands_in));
     }
     let mut specs = vec![coarse_kernel(dtype, dim, n_probes)?];
     let splits = coarse_splits(nq, n_centers, n_probes);
     if splits > 1 {
         specs.push(merge_kernel(Metric::L2, n_probes, nq, splits * n_probes)?);
     }
-    Ok(specs)
+    Ok((specs, false))
 }
 
 /// Queries of each part of a score matrix of `nq` queries over `n_centers` centres (the
 /// last may have fewer): as many as [`MATRIX_MAX_ENTRIES`] allows.
 fn matrix_part(nq: usize, n_centers: usize) -> usize {
     (MATRIX_MAX_ENTRIES / n_centers.max(1)).clamp(1, nq.max(1))
-}
-
-/// The score-matrix kernel (multiplied by `matrix`) for `nq` queries of `dtype` over
-/// `n_centers` centres (its tile follows the part: [`matrix_part`]), and the selection of
-/// `n_probes` from it.
-fn matrix_kernels(
-    dtype: DType,
-    n_probes: usize,
-    (nq, n_centers): (usize, usize),
-    matrix: MatrixArith,
-) -> Result<[KernelSpec; 2]> {
-    Ok([
-        matrix.score_kernel(dtype, (nq, n_centers)).spec(),
-        select_kernel(n_probes, n_centers)?,
-    ])
 }
 
 /// The selection of `n_probes` from a row of `n_centers` scores: for rows of
@@ -477,15 +481,14 @@ impl IvfGpu {
         n_probes: usize,
         (nq, n_centers): (usize, usize),
     ) -> Result<(Vec<KernelSpec>, bool)> {
-        let matrix = self.coarse_matrix_arith();
-        if nq < MATRIX_MIN_QUERIES {
-            let specs = coarse_kernels(dtype, dim, n_probes, (nq, n_centers), matrix)?;
-            return Ok((specs, false));
-        }
-        // matrix_kernels' score kernel; its selection is the one this engine has now.
-        let score = matrix.score_kernel(dtype, (nq, n_centers)).spec();
-        let (select, by_stand_in) = self.select_kernel_now(n_probes, n_centers)?;
-        Ok((vec![score, select], by_stand_in))
+        coarse_kernels_selecting(
+            dtype,
+            dim,
+            n_probes,
+            (nq, n_centers),
+            self.coarse_matrix_arith(),
+            || self.select_kernel_now(n_probes, n_centers),
+        )
     }
 
     /// How this engine multiplies large batches' score matrices (the tensor cores from
