@@ -19,6 +19,8 @@ cargo fmt --all -- --check
 # The fuzz workspace's lock file must match its dependencies (fuzzing would rewrite it).
 cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# Every public item's docs build, their links resolved (none to private items).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 cargo test --workspace
 # The adopter example, built as a user's crate is, against two cudarc CUDA versions (the
 # final binary chooses; ltokit follows), then run: without a GPU it links its kernels.

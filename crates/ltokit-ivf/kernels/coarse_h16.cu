@@ -220,7 +220,7 @@ __device__ __forceinline__ void ch_kernel(CH_PARAMS)
 }
 
 // Tiles of 64 queries (4 warps) and 128 (8 warps); the host takes the largest that still
-// gives the batch two blocks an SM (64 where 128 would leave one part-full wave), and smaller batches the 2xTF32 kernel (gpu/coarse.rs).
+// gives the batch two blocks an SM (64 where 128 would leave one part-full wave), and smaller batches the 2xTF32 kernel (gpu/coarse/plan.rs).
 extern "C" __global__ void __launch_bounds__(128, 5) ivf_coarse_scores_h16_q64_kernel(CH_PARAMS) {
     ch_kernel<2>(CH_ARGS);
 }

@@ -125,7 +125,7 @@ __device__ __forceinline__ void ivf_coarse_select_body(
 IVF_FOR_EACH_CAPACITY(IVF_COARSE_SELECT_KERNEL)
 
 // Rows of up to 1,024 centres in registers, for capacities up to 32 (larger ones keep
-// M > 1 keys a lane and would spill beside the row): gpu/coarse.rs `select_kernel`.
+// M > 1 keys a lane and would spill beside the row): gpu/coarse/plan.rs `select_kernel`.
 #define SELECT_ROW_CHUNKS 32
 #define IVF_COARSE_SELECT_ROWS_KERNEL(CAP)                                                     \
     extern "C" __global__ void __launch_bounds__(256) ivf_coarse_select_rows_c##CAP##_kernel( \

@@ -292,8 +292,8 @@ pub(crate) struct PairGroups {
     bound: Buffer<u32>,
 }
 
-/// Whether a list-major batch scans in two phases ([`probe_phases`]): by its shape
-/// ([`phased`]), always, or never.
+/// Whether a list-major batch scans in two phases (`probe_phases`): by its shape
+/// (`phased`), always, or never.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProbePhases {
     /// Two phases where the batch has at least [`MIN_PAIRS_PER_LIST_PHASED`] pairs a list.
@@ -346,7 +346,7 @@ fn named<T: Copy>(all: &[T], name_of: fn(T) -> &'static str, name: &str, what: &
 }
 
 /// Pairs a probed list must have on average for a list-major batch to scan in two phases
-/// ([`phased`]). The second phase starts from each query's exact k-th over its whole
+/// (`phased`). The second phase starts from each query's exact k-th over its whole
 /// nearest list and keeps far fewer rows (lowdim-i8 × 10: its scan 391 → 313 µs for 9/10
 /// of the pairs), but the first phase's tiles are the lists' first probes alone — mostly
 /// partial — so each list takes about one tile more. Measured on the H200 (session 19,

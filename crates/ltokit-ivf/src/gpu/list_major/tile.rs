@@ -489,7 +489,7 @@ impl IvfGpu {
     }
 
     /// Whether list-major batches scan each query's first probe alone first
-    /// ([`super::probe_phases`]): by the batch's shape by default, or always or never, to
+    /// (`probe_phases`): by the batch's shape by default, or always or never, to
     /// compare or to test both ways.
     pub fn set_probe_phases(&self, phases: super::ProbePhases) {
         *self.probe_phases.lock() = phases;

@@ -1,33 +1,25 @@
-//! The coarse search: for each query, the `n_probes` centres that score best. Small
-//! batches: one kernel, a tiled centres × queries product with the selection fused
-//! (kernels/coarse.cu), the centres split over several blocks when the batch is small.
-//! Large batches: the scores of every (query, centre) as a tiled product into a matrix —
-//! on the tensor cores (sm_80 on: f32 queries as 3xTF32, kernels/coarse_mma.cu; f16 and
-//! 8-bit ones as two f16 products against the centres' f16 split, kernels/coarse_h16.cu)
-//! or register-tiled on the CUDA cores ([`MatrixArith`]) — then one warp a query selects.
-//! Queries are read in their stored type. Also the k-means assignment (the nearest
-//! centre). The centres themselves: [`DeviceCenters`].
+//! Which kernels a coarse search takes, and their launch shapes: the fused kernel and the
+//! split of the centres for small batches; for large ones the score matrix (its
+//! arithmetic, [`MatrixArith`], and query tile) and the selection (its two forms and the
+//! stand-in a first search takes while the other links). Measurements that set each
+//! threshold are at the constant.
 
-use ltokit::launch::{
-    CudaSlice, CudaView, CudaViewMut, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param,
-};
+use ltokit::launch::{Elem, Extent, Param};
 use ltokit::{Error, Result};
 
-use super::centers::{DeviceCenters, HalfCenters};
-use super::list_major::TileArith;
-use super::merge::{merge_kernel, SORT_MAX_CANDIDATES};
-use super::workspace::Buffer;
-use super::{capacity, coarse_plan_name, IvfGpu, KernelSpec};
 use crate::data::DType;
+use crate::gpu::list_major::TileArith;
+use crate::gpu::merge::{merge_kernel, SORT_MAX_CANDIDATES};
+use crate::gpu::{capacity, coarse_plan_name, KernelSpec};
 use crate::metric::Metric;
 
 /// Queries a coarse-search block takes (one warp each; kernels/coarse.cu).
-const QUERIES_PER_BLOCK: usize = 8;
+pub(super) const QUERIES_PER_BLOCK: usize = 8;
 /// Centre rows × dimensions of one shared-memory tile (kernels/coarse.cu).
-const TILE_ROWS: usize = 128;
-const TILE_DIMS: usize = 32;
+pub(super) const TILE_ROWS: usize = 128;
+pub(super) const TILE_DIMS: usize = 32;
 /// Shared memory a block may use on the GPUs ltokit targets (Hopper: 227 KiB).
-const MAX_SHARED: usize = 227 * 1024;
+pub(super) const MAX_SHARED: usize = 227 * 1024;
 
 /// A coarse kernel's signature: the queries and centres every one of them takes first,
 /// then its own parameters.
@@ -48,7 +40,7 @@ macro_rules! coarse_signature {
 }
 
 /// `ivf_coarse`'s parameters.
-const COARSE_SIGNATURE: &[Param] = coarse_signature!(
+pub(super) const COARSE_SIGNATURE: &[Param] = coarse_signature!(
     Param::I32,                                      // centres per split
     Param::I32,                                      // n_probes
     Param::BufferMut(Elem::I64, Extent::Any),        // probes out (or per-split ids)
@@ -57,14 +49,14 @@ const COARSE_SIGNATURE: &[Param] = coarse_signature!(
 );
 
 /// `ivf_coarse_scores`'s parameters: the score of every (query, centre) into a matrix.
-const SCORES_SIGNATURE: &[Param] = coarse_signature!(
+pub(super) const SCORES_SIGNATURE: &[Param] = coarse_signature!(
     Param::BufferMut(Elem::F32, Extent::Any), // scores, nq × n_centers
     Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
 );
 
 /// `ivf_coarse_scores_h16`'s parameters (kernels/coarse_h16.cu): the score matrix of
 /// queries exact in f16 against the centres' f16 split.
-const SCORES_H16_SIGNATURE: &[Param] = &[
+pub(super) const SCORES_H16_SIGNATURE: &[Param] = &[
     Param::Ptr,                                      // queries, in their stored type
     Param::I32,                                      // nq
     Param::I32,                                      // dim
@@ -80,91 +72,8 @@ const SCORES_H16_SIGNATURE: &[Param] = &[
     Param::BufferMut(Elem::I32, Extent::AtLeast(1)), // first bad query + 1
 ];
 
-/// A batch of queries for the coarse search: `n` rows of `dtype` in `rows` (a view of
-/// any element type holding their bytes), the first numbered `base` by the caller — a
-/// non-finite value is reported as 1 + `base` + its row in `rows`.
-pub(crate) struct CoarseQueries<'q, 'a, T: DeviceElem> {
-    pub rows: &'q CudaView<'a, T>,
-    pub dtype: DType,
-    pub n: usize,
-    pub base: usize,
-    /// The batch size the caller chose its kernels for (at least `n`; more for a last,
-    /// smaller batch): the score matrix's tile follows it, so that every batch of a search
-    /// takes the kernel loaded for the first.
-    pub planned: usize,
-}
-
-/// The arguments `coarse_signature!` puts first, as a launch takes them.
-struct QueryAndCentreArgs<'a> {
-    centers: &'a DeviceCenters,
-    nq: i32,
-    dim: i32,
-    metric: i32,
-    n: i32,
-    query_base: i32,
-}
-
-impl<'a> QueryAndCentreArgs<'a> {
-    fn new(centers: &'a DeviceCenters, nq: usize, query_base: usize) -> Self {
-        QueryAndCentreArgs {
-            centers,
-            nq: nq as i32,
-            dim: centers.dim as i32,
-            metric: centers.metric_code(),
-            n: centers.n as i32,
-            query_base: query_base as i32,
-        }
-    }
-
-    /// `launch` with `queries` and the arguments of the f16 score matrix
-    /// ([`SCORES_H16_SIGNATURE`] up to the scores) appended.
-    fn push_halves<'l, T: DeviceElem>(
-        &'l self,
-        launch: Launch<'l>,
-        queries: &'l CudaView<'_, T>,
-        halves: &'l HalfCenters,
-        pads: &'l (i32, i32),
-    ) -> Launch<'l> {
-        self.push_queries(launch, queries)
-            .buffer(&halves.halves)
-            .buffer(&self.centers.norms)
-            .scalar(&self.n)
-            .scalar(&self.query_base)
-            .scalar(&pads.0)
-            .scalar(&pads.1)
-            .scalar(&halves.inv_scale)
-    }
-
-    /// `launch` with `queries` and these arguments appended.
-    fn push<'l, T: DeviceElem>(
-        &'l self,
-        launch: Launch<'l>,
-        queries: &'l CudaView<'_, T>,
-    ) -> Launch<'l> {
-        self.push_queries(launch, queries)
-            .buffer(&self.centers.centers)
-            .buffer(&self.centers.norms)
-            .scalar(&self.n)
-            .scalar(&self.query_base)
-    }
-
-    /// `launch` with what every coarse kernel takes first: the queries, their count,
-    /// dimension and the metric's code.
-    fn push_queries<'l, T: DeviceElem>(
-        &'l self,
-        launch: Launch<'l>,
-        queries: &'l CudaView<'_, T>,
-    ) -> Launch<'l> {
-        launch
-            .view(queries)
-            .scalar(&self.nq)
-            .scalar(&self.dim)
-            .scalar(&self.metric)
-    }
-}
-
 /// `ivf_coarse_select`'s parameters: each query's best n_probes of its row of scores.
-const SELECT_SIGNATURE: &[Param] = &[
+pub(super) const SELECT_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::F32, Extent::Any),    // scores
     Param::I32,                               // nq
     Param::I32,                               // n_centers
@@ -183,27 +92,27 @@ const SELECT_SIGNATURE: &[Param] = &[
 /// crossover was not measured, 512 keeps the fused kernel for the latency-bound sizes.
 pub const MATRIX_MIN_QUERIES: usize = 512;
 /// Most score-matrix entries of one pass (256 MiB of f32); larger batches go in parts.
-const MATRIX_MAX_ENTRIES: usize = 1 << 26;
+pub(super) const MATRIX_MAX_ENTRIES: usize = 1 << 26;
 
 /// Query tiles of the f16 score matrix, largest first (kernels/coarse_h16.cu: one kernel
 /// each, 2 × tile / 32 warps of 32 × 32 products): every copy of a centre chunk serves a
 /// tile's queries, so large tiles read the centres from L2 fewer times, but leave a small
 /// batch fewer blocks.
-const HALF_QUERY_TILES: [usize; 2] = [128, 64];
+pub(super) const HALF_QUERY_TILES: [usize; 2] = [128, 64];
 /// Centres of a tile of the f16 score matrix (`CH_TC`).
-const HALF_CENTER_TILE: usize = 64;
+pub(super) const HALF_CENTER_TILE: usize = 64;
 /// Blocks a query tile of the f16 score matrix must give the batch to be taken: two
 /// blocks for each of the H200's SMs. Measured (docs/gpu-runs/2026-12-01-s13/): 128-query
 /// tiles against the 2xTF32 kernel's 32-query tiles, 10,000 queries (316 blocks over
 /// images' 256 centres, 1,264 over 1,024): images +4 to +10 %, i8 x 512 0 to +7 %, the
 /// 128-dimension sets within ±1.5 %; at 1,000 queries (32 blocks on images) f16 tiles of
 /// 32 queries, 2 warps, lost 0 to 3 % to the 2xTF32 kernel, which smaller batches keep.
-const HALF_TILE_MIN_BLOCKS: usize = 2 * SPREAD_BLOCKS;
+pub(super) const HALF_TILE_MIN_BLOCKS: usize = 2 * SPREAD_BLOCKS;
 
 /// The query tile of the f16 score matrix for `nq` queries over `n_centers` centres: 64
 /// where 128-query tiles would fill part of one wave of three blocks an SM, else the
 /// largest that still gives [`HALF_TILE_MIN_BLOCKS`] blocks; none when no tile does.
-fn half_query_tile(nq: usize, n_centers: usize) -> Option<usize> {
+pub(super) fn half_query_tile(nq: usize, n_centers: usize) -> Option<usize> {
     let centre_tiles = n_centers.div_ceil(HALF_CENTER_TILE);
     // Where 128-query tiles leave their one wave of three blocks an SM part full (images:
     // 316 blocks on 396 slots, 52 SMs with three and 80 with two), 64-query tiles at five
@@ -260,7 +169,7 @@ impl MatrixArith {
 
     /// The score kernel for `nq` queries of `dtype` over `n_centers` centres: its plan,
     /// parameters and tile follow the matrix's part ([`matrix_part`]).
-    fn score_kernel(self, dtype: DType, (nq, n_centers): (usize, usize)) -> ScoreKernel {
+    pub(super) fn score_kernel(self, dtype: DType, (nq, n_centers): (usize, usize)) -> ScoreKernel {
         let name = dtype.name();
         match (
             self,
@@ -289,18 +198,18 @@ impl MatrixArith {
 }
 
 /// The score-matrix kernel of one shape ([`MatrixArith::score_kernel`]).
-struct ScoreKernel {
-    plan: String,
-    signature: &'static [Param],
+pub(super) struct ScoreKernel {
+    pub(super) plan: String,
+    pub(super) signature: &'static [Param],
     /// (queries, centres) of a block's tile, and its threads.
-    tile: (usize, usize, u32),
+    pub(super) tile: (usize, usize, u32),
     /// Whether it multiplies against the centres' f16 split (kernels/coarse_h16.cu).
-    halves: bool,
+    pub(super) halves: bool,
 }
 
 impl ScoreKernel {
     /// The kernel to load.
-    fn spec(&self) -> KernelSpec {
+    pub(super) fn spec(&self) -> KernelSpec {
         KernelSpec {
             plan: self.plan.clone(),
             signature: self.signature,
@@ -310,15 +219,15 @@ impl ScoreKernel {
 }
 
 /// Queries a selection block takes (one warp each).
-const SELECT_QUERIES_PER_BLOCK: usize = 8;
+pub(super) const SELECT_QUERIES_PER_BLOCK: usize = 8;
 
 /// SMs a small batch's coarse search should spread over (an H200 has 132).
-const SPREAD_BLOCKS: usize = 132;
+pub(super) const SPREAD_BLOCKS: usize = 132;
 /// Most splits of the centres.
-const MAX_SPLITS: usize = 64;
+pub(super) const MAX_SPLITS: usize = 64;
 /// Centres a split takes at least, and the granularity of a split: one a lane of each
 /// warp (a split may be narrower than a 128-row tile; the tile's other rows are zeros).
-const SPLIT_GRANULE: usize = 32;
+pub(super) const SPLIT_GRANULE: usize = 32;
 
 /// How many parts the centres are split into for `nq` queries over `n_centers` centres
 /// and `n_probes` probes: one when the batch fills the GPU by itself, else enough parts
@@ -335,17 +244,6 @@ pub(crate) fn coarse_splits(nq: usize, n_centers: usize, n_probes: usize) -> usi
         .next_multiple_of(SPLIT_GRANULE)
         .max(SPLIT_GRANULE);
     n_centers.div_ceil(per_split).max(1)
-}
-
-/// Device scratch of the coarse search: a large batch's score matrix; a split search's
-/// per-split ids and scores and its merged scores.
-#[derive(Default)]
-pub(crate) struct CoarseScratch {
-    /// Scores of every (query, centre) of a large batch's part.
-    matrix: Buffer<f32>,
-    ids: Buffer<i64>,
-    scores: Buffer<f32>,
-    merged: Buffer<f32>,
 }
 
 /// The kernels a coarse search of `nq` queries of `dtype` over `n_centers` centres needs:
@@ -367,7 +265,7 @@ pub(crate) fn coarse_kernels(
 /// [`coarse_kernels`] with a large batch's selection given by `select` (the spec, and
 /// whether it stands in for another), which only large batches call; the flag is
 /// `select`'s, false for a small batch.
-fn coarse_kernels_selecting(
+pub(super) fn coarse_kernels_selecting(
     dtype: DType,
     dim: usize,
     n_probes: usize,
@@ -390,27 +288,27 @@ fn coarse_kernels_selecting(
 
 /// Queries of each part of a score matrix of `nq` queries over `n_centers` centres (the
 /// last may have fewer): as many as [`MATRIX_MAX_ENTRIES`] allows.
-fn matrix_part(nq: usize, n_centers: usize) -> usize {
+pub(super) fn matrix_part(nq: usize, n_centers: usize) -> usize {
     (MATRIX_MAX_ENTRIES / n_centers.max(1)).clamp(1, nq.max(1))
 }
 
 /// The selection of `n_probes` from a row of `n_centers` scores: for rows of
 /// [`SELECT_ROWS_IN_REGISTERS`] and capacities up to 32 the form that holds the row in
 /// registers (kernels/coarse_select.cu says where each form pays).
-fn select_kernel(n_probes: usize, n_centers: usize) -> Result<KernelSpec> {
+pub(super) fn select_kernel(n_probes: usize, n_centers: usize) -> Result<KernelSpec> {
     let cap = capacity(n_probes)?;
     select_spec(cap, selects_in_registers(cap, n_centers))
 }
 
 /// Whether [`select_kernel`] of capacity `cap` over rows of `n_centers` takes the form that
 /// holds the row in registers.
-fn selects_in_registers(cap: usize, n_centers: usize) -> bool {
+pub(super) fn selects_in_registers(cap: usize, n_centers: usize) -> bool {
     cap <= 32 && SELECT_ROWS_IN_REGISTERS.contains(&n_centers)
 }
 
 /// The selection of capacity `cap`, in the register-row form or not (the same signature
 /// and launch shape either way).
-fn select_spec(cap: usize, rows_in_registers: bool) -> Result<KernelSpec> {
+pub(super) fn select_spec(cap: usize, rows_in_registers: bool) -> Result<KernelSpec> {
     let rows = if rows_in_registers { "rows_" } else { "" };
     Ok(KernelSpec {
         plan: format!("coarse_select_{rows}c{cap}"),
@@ -433,7 +331,7 @@ pub(crate) fn select_stand_in(n_probes: usize, n_centers: usize) -> Result<Optio
 
 /// Row lengths (centres) whose selection holds the row in registers: up to the kernel's
 /// 32 chunks of 32, and longer than the rows that the other form reads in two rounds.
-const SELECT_ROWS_IN_REGISTERS: std::ops::RangeInclusive<usize> = 257..=1024;
+pub(super) const SELECT_ROWS_IN_REGISTERS: std::ops::RangeInclusive<usize> = 257..=1024;
 
 /// The coarse-search kernel for `dim`-dimensional queries of `dtype` and `n_probes` probes.
 pub(crate) fn coarse_kernel(dtype: DType, dim: usize, n_probes: usize) -> Result<KernelSpec> {
@@ -451,271 +349,6 @@ pub(crate) fn coarse_kernel(dtype: DType, dim: usize, n_probes: usize) -> Result
         signature: COARSE_SIGNATURE,
         shared,
     })
-}
-
-impl IvfGpu {
-    /// [`select_kernel`] where it is loaded; else its stand-in ([`select_stand_in`]), with
-    /// the register-row form loading in the background for later calls. The flag says
-    /// whether the stand-in was chosen.
-    pub(crate) fn select_kernel_now(
-        &self,
-        n_probes: usize,
-        n_centers: usize,
-    ) -> Result<(KernelSpec, bool)> {
-        let best = select_kernel(n_probes, n_centers)?;
-        match select_stand_in(n_probes, n_centers)? {
-            Some(stand_in) if !self.kernels_loaded(std::slice::from_ref(&best)) => {
-                self.prepare_in_background(std::slice::from_ref(&best));
-                Ok((stand_in, true))
-            }
-            _ => Ok((best, false)),
-        }
-    }
-
-    /// [`coarse_kernels`] as this engine launches them now: the selection by
-    /// [`IvfGpu::select_kernel_now`]; the flag says whether it is the stand-in.
-    pub(crate) fn coarse_kernels_now(
-        &self,
-        dtype: DType,
-        dim: usize,
-        n_probes: usize,
-        (nq, n_centers): (usize, usize),
-    ) -> Result<(Vec<KernelSpec>, bool)> {
-        coarse_kernels_selecting(
-            dtype,
-            dim,
-            n_probes,
-            (nq, n_centers),
-            self.coarse_matrix_arith(),
-            || self.select_kernel_now(n_probes, n_centers),
-        )
-    }
-
-    /// How this engine multiplies large batches' score matrices (the tensor cores from
-    /// sm_80 unless [`IvfGpu::set_tile_arith`] chose the portable tiles).
-    pub fn coarse_matrix_arith(&self) -> MatrixArith {
-        MatrixArith::choose(self.gpu.compute_capability().major, self.tile_arith())
-    }
-
-    /// The `n_probes` best centres of each query of `q` (row-major) into `probes`
-    /// (`q.n × n_probes`, best first). A non-finite query value sets `bad_query` to 1 +
-    /// `q.base` + that query's row (the caller zeroes it).
-    pub(crate) fn coarse<T: DeviceElem>(
-        &self,
-        centers: &DeviceCenters,
-        q: &CoarseQueries<'_, '_, T>,
-        n_probes: usize,
-        probes: &mut CudaViewMut<'_, i64>,
-        bad_query: &mut CudaSlice<i32>,
-    ) -> Result<()> {
-        let (queries, dtype, nq) = (q.rows, q.dtype, q.n);
-        let dim = centers.dim;
-        if queries.len() * std::mem::size_of::<T>() < nq * dim * dtype.size()
-            || probes.len() < nq * n_probes
-        {
-            return Err(Error::InvalidArgument(format!(
-                "coarse-search buffers too small for {nq} queries × {n_probes} probes"
-            )));
-        }
-        if n_probes == 0 || n_probes > centers.n {
-            return Err(Error::InvalidArgument(format!(
-                "n_probes = {n_probes} is out of range (1..={})",
-                centers.n
-            )));
-        }
-        if nq == 0 {
-            return Ok(());
-        }
-        if nq >= MATRIX_MIN_QUERIES {
-            return self.coarse_by_matrix(centers, q, n_probes, probes, bad_query);
-        }
-        let spec = coarse_kernel(dtype, dim, n_probes)?;
-        let smem = spec.shared;
-        let kernel = self
-            .kernels
-            .kernel(&spec.plan, spec.signature, spec.shared)?;
-        let splits = coarse_splits(nq, centers.n, n_probes);
-        let per_split = centers.n.div_ceil(splits);
-        let args = QueryAndCentreArgs::new(centers, nq, q.base);
-        let (per_split_i, probes_i) = (per_split as i32, n_probes as i32);
-        let cfg = LaunchConfig {
-            grid_dim: (nq.div_ceil(QUERIES_PER_BLOCK) as u32, splits as u32, 1),
-            block_dim: (32 * QUERIES_PER_BLOCK as u32, 1, 1),
-            shared_mem_bytes: smem as u32,
-        };
-        let gpu = &self.gpu;
-        let mut scratch = self.coarse_scratch.lock();
-        let CoarseScratch {
-            ids,
-            scores,
-            merged,
-            ..
-        } = &mut *scratch;
-        let n_split_out = if splits > 1 {
-            nq * splits * n_probes
-        } else {
-            1
-        };
-        let scores = scores.at_least(gpu, n_split_out)?;
-        let launch = args
-            .push(Launch::on(gpu.stream(), &kernel, cfg), queries)
-            .scalar(&per_split_i)
-            .scalar(&probes_i);
-        if splits == 1 {
-            let launch = launch
-                .view_mut(probes)
-                .buffer_mut(scores)
-                .buffer_mut(bad_query);
-            // SAFETY: one split: the kernel reads nq × dim query values of `dtype` (checked
-            // above), n_centers × dim centre values and n_centers norms (uploaded
-            // together), and writes nq × n_probes probes (checked above) and one flag.
-            return unsafe { launch.run() };
-        }
-        let ids = ids.at_least(gpu, n_split_out)?;
-        let launch = launch
-            .buffer_mut(ids)
-            .buffer_mut(scores)
-            .buffer_mut(bad_query);
-        // SAFETY: as above, but block (x, y) writes its n_probes ids and scores per query
-        // at ((q · splits + y) · n_probes): nq × splits × n_probes of each, the length of
-        // `ids` and `scores`; centres are read in [y · per_split, min(n, (y+1) · per_split)).
-        unsafe { launch.run() }?;
-        let merged = merged.at_least(gpu, nq * n_probes)?;
-        // Each query's best n_probes of its splits' candidates: the merge with the identity
-        // report (l2), the scores into `merged`, the ids (centres) into `probes`.
-        self.merge(
-            Metric::L2,
-            nq,
-            splits * n_probes,
-            n_probes,
-            (&*scores, &*ids),
-            (&mut merged.slice_mut(0..nq * n_probes), probes),
-        )
-    }
-
-    /// [`IvfGpu::coarse`] for large batches (arguments checked there): the score matrix of
-    /// as many queries as [`MATRIX_MAX_ENTRIES`] allows at a time, then the selection.
-    fn coarse_by_matrix<T: DeviceElem>(
-        &self,
-        centers: &DeviceCenters,
-        q: &CoarseQueries<'_, '_, T>,
-        n_probes: usize,
-        probes: &mut CudaViewMut<'_, i64>,
-        bad_query: &mut CudaSlice<i32>,
-    ) -> Result<()> {
-        let (queries, dtype, nq) = (q.rows, q.dtype, q.n);
-        let matrix_arith = self.coarse_matrix_arith();
-        let n = centers.n;
-        let part = matrix_part(nq, n);
-        // The kernel and tile of the batch size the caller planned for, which may be
-        // larger than this batch.
-        let planned = q.planned.max(nq);
-        let score_kernel = matrix_arith.score_kernel(dtype, (planned, n));
-        let (select_spec, _) = self.select_kernel_now(n_probes, n)?;
-        let (tile_queries, tile_centers, threads) = score_kernel.tile;
-        let scores_k = self
-            .kernels
-            .kernel(&score_kernel.plan, score_kernel.signature, 0)?;
-        let select_k = self
-            .kernels
-            .kernel(&select_spec.plan, select_spec.signature, 0)?;
-        let gpu = &self.gpu;
-        // Queries per part in the view's element type (a view of bytes holds any type).
-        let per_query = centers.dim * dtype.size() / std::mem::size_of::<T>();
-        let mut scratch = self.coarse_scratch.lock();
-        let matrix = scratch.matrix.at_least(gpu, part * n)?;
-        let (n_i, probes_i) = (n as i32, n_probes as i32);
-        let halves = match (score_kernel.halves, &centers.halves) {
-            (false, _) => None,
-            (true, Some(h)) => Some((h, (h.dim_pad as i32, h.n_pad as i32))),
-            (true, None) => {
-                return Err(Error::InvalidArgument(format!(
-                    "these centres were uploaded for f32 queries; upload them for {dtype:?} queries (DeviceCenters::upload) to search {dtype:?} queries"
-                )))
-            }
-        };
-        for start in (0..nq).step_by(part) {
-            let nb = part.min(nq - start);
-            let part_rows = queries.slice(start * per_query..(start + nb) * per_query);
-            let args = QueryAndCentreArgs::new(centers, nb, q.base + start);
-            let nb_i = nb as i32;
-            let cfg = LaunchConfig {
-                grid_dim: (
-                    nb.div_ceil(tile_queries) as u32,
-                    n.div_ceil(tile_centers) as u32,
-                    1,
-                ),
-                block_dim: (threads, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let launch = Launch::on(gpu.stream(), &scores_k, cfg);
-            let launch = match &halves {
-                Some((h, pads)) => args.push_halves(launch, &part_rows, h, pads),
-                None => args.push(launch, &part_rows),
-            };
-            let launch = launch.buffer_mut(&mut *matrix).buffer_mut(&mut *bad_query);
-            // SAFETY: reads nb × dim query values of `dtype` (within the caller's checked
-            // view), n × dim centre values — or the split's n_pad × dim_pad halves of each
-            // part, n_pad ≥ n rounded up to a tile, dim_pad ≥ dim to a chunk, as uploaded
-            // together — and n norms, writes nb × n scores (the matrix holds part × n ≥
-            // nb × n) and one flag.
-            unsafe { launch.run() }?;
-            let mut out = probes.slice_mut(start * n_probes..(start + nb) * n_probes);
-            let cfg = LaunchConfig {
-                grid_dim: (nb.div_ceil(SELECT_QUERIES_PER_BLOCK) as u32, 1, 1),
-                block_dim: (32 * SELECT_QUERIES_PER_BLOCK as u32, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let launch = Launch::on(gpu.stream(), &select_k, cfg)
-                .buffer(&*matrix)
-                .scalar(&nb_i)
-                .scalar(&n_i)
-                .scalar(&probes_i)
-                .view_mut(&mut out);
-            // SAFETY: reads the nb × n scores written above and writes n_probes ids per
-            // query, nb × n_probes within `out`; n_probes ≤ n, so each gets valid ids.
-            unsafe { launch.run() }?;
-        }
-        Ok(())
-    }
-
-    /// The `n_probes` best centres of each of the `n` rows of `rows` (stored as `dtype`),
-    /// on the host; a NaN or infinite value is an error naming its row (found by the
-    /// kernel, not by a host pass).
-    pub(crate) fn coarse_to_host<T: DeviceElem>(
-        &self,
-        centers: &DeviceCenters,
-        rows: &CudaView<'_, T>,
-        dtype: DType,
-        n: usize,
-        n_probes: usize,
-    ) -> Result<Vec<i64>> {
-        let gpu = &self.gpu;
-        let mut out = gpu.alloc::<i64>((n * n_probes).max(1))?;
-        let mut bad = gpu.upload(&[0i32])?;
-        let q = CoarseQueries {
-            rows,
-            dtype,
-            n,
-            base: 0,
-            planned: n,
-        };
-        self.coarse(
-            centers,
-            &q,
-            n_probes,
-            &mut out.slice_mut(0..(n * n_probes).max(1)),
-            &mut bad,
-        )?;
-        let ids = gpu.download_prefix(&out, n * n_probes)?;
-        if let Some(&b) = gpu.download(&bad)?.first().filter(|&&b| b > 0) {
-            return Err(Error::InvalidArgument(format!(
-                "vector {} has a NaN or infinite value; clean the data first",
-                b - 1
-            )));
-        }
-        Ok(ids)
-    }
 }
 
 #[cfg(test)]
