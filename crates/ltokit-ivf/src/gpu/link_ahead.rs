@@ -1,4 +1,7 @@
-//! Linking a first search's kernels before the engine exists. A program that reads its
+//! Which kernels an index build and its first search most likely need
+//! ([`FirstSearch`], `likely_first_kernels`), and linking them ahead: in the engine's
+//! background while an index builds ([`IvfGpu::prepare_first_search_in_background`]), or
+//! before the engine exists. A program that reads its
 //! vectors before it opens the GPU knows the index's shape (type, dimension, metric,
 //! lists) before the CUDA context is created, and creating it takes a few hundred
 //! milliseconds (0.23–0.29 s on the H200) — time the first search's links can use (the
@@ -19,11 +22,16 @@ use ltokit::cache::{CacheConfig, KernelCache};
 use ltokit::launch::Gpu;
 use ltokit::{Result, Target};
 
+use super::coarse::{coarse_kernels, select_stand_in};
 use super::kernels::{in_order_link_workers, KernelSpec};
-use super::search::{device_build_kernels, likely_first_kernels, FirstSearch};
-use super::{bundle, MatrixArith, TileArith};
+use super::kmeans::train_rows_kernel;
+use super::lists::{layout_kernel, row_norms_kernel};
+use super::merge::merge_kernel;
+use super::scan::scan_kernel;
+use super::{bundle, IvfGpu, MatrixArith, TileArith};
 use crate::data::DType;
-use crate::metric::Metric;
+use crate::index::veclen;
+use crate::metric::{Filter, Metric};
 
 /// The shape of the index a program is about to build and search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +169,118 @@ fn plan_names(
     Ok(specs.into_iter().map(|s| s.plan).collect())
 }
 
+impl IvfGpu {
+    /// Queues for linking in the background, in order, the kernels the first search of an
+    /// index of `dtype` × `dim` over `n_lists` lists most likely needs
+    /// (`likely_first_kernels`); returns at once. An index build calls it before its
+    /// k-means, so that those links overlap the build.
+    pub fn prepare_first_search_in_background(
+        &self,
+        dtype: DType,
+        dim: usize,
+        metric: Metric,
+        n_lists: usize,
+    ) {
+        match likely_first_kernels(
+            dtype,
+            dim,
+            metric,
+            n_lists,
+            self.coarse_matrix_arith(),
+            None,
+        ) {
+            Ok(specs) => self.prepare_in_background_in_order(&specs),
+            Err(e) => tracing::debug!("no kernels linked ahead of the first search: {e}"),
+        }
+    }
+
+    /// [`IvfGpu::prepare_first_search_in_background`] after the kernels of
+    /// [`crate::build::build_on_gpu`] that the k-means plans do not cover (the training
+    /// rows' gather, the layout on the device).
+    pub fn prepare_build_kernels_in_background(
+        &self,
+        dtype: DType,
+        dim: usize,
+        metric: Metric,
+        n_lists: usize,
+    ) {
+        // One queue: the first search's kernels follow these.
+        self.prepare_in_background_in_order(&device_build_kernels(dtype));
+        self.prepare_first_search_in_background(dtype, dim, metric, n_lists);
+    }
+}
+
+/// The kernels of [`crate::build::build_on_gpu`] for rows of `dtype` that the k-means
+/// plans do not cover: the training rows' gather, the layout on the device and the rows'
+/// norms.
+pub(crate) fn device_build_kernels(dtype: DType) -> [KernelSpec; 3] {
+    [
+        train_rows_kernel(dtype),
+        layout_kernel(),
+        row_norms_kernel(dtype),
+    ]
+}
+
+/// k of the search most indexes see first (what [`likely_first_kernels`] prepares for).
+pub(crate) const FIRST_K: usize = 10;
+/// Queries of the batch most indexes see first.
+pub(crate) const FIRST_BATCH: usize = 10_000;
+
+/// The first search a program will run, where it knows it (k, probes, queries per batch):
+/// its kernels are then linked first, ahead of the likely others
+/// ([`crate::gpu::LinkAhead::start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FirstSearch {
+    /// Neighbours per query.
+    pub k: usize,
+    /// Lists probed per query.
+    pub n_probes: usize,
+    /// Queries per batch.
+    pub batch: usize,
+}
+
+/// The kernels of the search most indexes of `dtype` × `dim` over `n_lists` lists see first,
+/// in the order they are worth linking ahead of it: k = 10 over a batch of 10,000 queries
+/// — the per-query scan and its merge (what auto runs while the list-major kernel loads),
+/// the coarse search (its score matrix multiplied by `matrix`) and selection for 8, 16,
+/// 32, 4, 2 and 64 probes. With `first`, its k, batch and probe count (its selection
+/// before the others) instead.
+pub(crate) fn likely_first_kernels(
+    dtype: DType,
+    dim: usize,
+    metric: Metric,
+    n_lists: usize,
+    matrix: MatrixArith,
+    first: Option<FirstSearch>,
+) -> Result<Vec<KernelSpec>> {
+    let (k, batch) = first.map_or((FIRST_K, FIRST_BATCH), |f| (f.k, f.batch.max(1)));
+    let mut specs = vec![
+        scan_kernel(dtype, dim, veclen(dtype, dim), metric, &Filter::None, k)?,
+        merge_kernel(metric, k, batch, k)?,
+    ];
+    let known = first.map(|f| f.n_probes.clamp(1, n_lists));
+    // The first search selects by the stand-in while the register-row form links (a
+    // second): the stand-in of the known probe count comes first.
+    if let Some(stand_in) = known
+        .map(|p| select_stand_in(p, n_lists))
+        .transpose()?
+        .flatten()
+    {
+        specs.push(stand_in);
+    }
+    for n_probes in known.into_iter().chain([8, 16, 32, 4, 2, 64]) {
+        if n_probes <= n_lists {
+            // The score matrix is the same plan for every probe count: listed once.
+            for spec in coarse_kernels(dtype, dim, n_probes, (batch, n_lists), matrix)? {
+                if !specs.iter().any(|s| s.plan == spec.plan) {
+                    specs.push(spec);
+                }
+            }
+        }
+    }
+    Ok(specs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,5 +350,50 @@ mod tests {
         assert!(strict_links.threads.is_empty() && strict_links.plans().is_empty());
         assert_eq!(strict_links.wait(), Stats::default());
         assert!(!unused.exists());
+    }
+
+    #[test]
+    fn the_first_search_kernels_linked_ahead_are_plans_of_the_bundle() {
+        // A name the bundle lacks would only be logged by the background thread, and the
+        // first search would link everything itself: every type and metric, on the H200.
+        let bundle = bundle().unwrap();
+        let target: Target = "sm_90a".parse().unwrap();
+        let matrices = [MatrixArith::TensorCores, MatrixArith::CudaCores];
+        for dtype in [DType::F32, DType::F16, DType::I8, DType::U8] {
+            for (metric, matrix) in [Metric::L2, Metric::L2Sqrt, Metric::Ip, Metric::Cosine]
+                .into_iter()
+                .flat_map(|m| matrices.map(|a| (m, a)))
+            {
+                for (dim, n_lists) in [(128, 1024), (784, 256), (20, 8)] {
+                    let specs =
+                        likely_first_kernels(dtype, dim, metric, n_lists, matrix, None).unwrap();
+                    // Scan, merge and at least one coarse search; no probe count past the
+                    // lists (8 lists: 8, 4 and 2 probes only).
+                    assert!(specs.len() >= 4, "{dtype:?} {metric:?}: {}", specs.len());
+                    let mut names: Vec<&str> = specs.iter().map(|s| s.plan.as_str()).collect();
+                    names.sort_unstable();
+                    names.dedup();
+                    assert_eq!(names.len(), specs.len(), "a plan listed twice");
+                    for s in &specs {
+                        bundle
+                            .plan(&s.plan, target)
+                            .unwrap_or_else(|e| panic!("{}: {e}", s.plan));
+                    }
+                }
+            }
+        }
+        // A small index gets no selection for more probes than it has lists.
+        let small = likely_first_kernels(
+            DType::F32,
+            20,
+            Metric::L2,
+            8,
+            MatrixArith::TensorCores,
+            None,
+        )
+        .unwrap();
+        assert!(small.iter().all(|s| !s.plan.ends_with("_c16")
+            && !s.plan.contains("select_c32")
+            && !s.plan.contains("select_c64")));
     }
 }

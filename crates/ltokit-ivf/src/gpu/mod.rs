@@ -47,13 +47,13 @@ use crate::metric::{Filter, Metric};
 pub use centers::DeviceCenters;
 pub use coarse::MatrixArith;
 pub(crate) use kernels::KernelSpec;
-pub use link_ahead::{IndexShape, LinkAhead};
+pub use link_ahead::{FirstSearch, IndexShape, LinkAhead};
 pub use list_major::{
     LmTile, ProbePhases, ScanPath, TileArith, MIN_PAIRS_PER_LIST_PHASED, SEED_MIN_ROWS,
     SEED_ONE_WARP_MIN_QUERIES,
 };
 pub use lists::DeviceLists;
-pub use search::{FirstSearch, GpuIndex};
+pub use search::GpuIndex;
 
 /// Largest k (and n_probes) supported.
 pub const MAX_K: usize = 1024;

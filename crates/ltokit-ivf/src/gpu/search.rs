@@ -11,21 +11,19 @@ use parking_lot::Mutex;
 use ltokit::launch::{device_extent, CudaView, CudaViewMut, DeviceElem};
 use ltokit::{Error, Result};
 
-use super::coarse::{coarse_kernels, select_stand_in, CoarseQueries, MatrixArith};
-use super::kmeans::train_rows_kernel;
+use super::coarse::CoarseQueries;
+use super::link_ahead::{likely_first_kernels, FIRST_BATCH, FIRST_K};
 use super::list_major::{list_major_kernels, ScanPathCell};
-use super::lists::{layout_kernel, row_norms_kernel};
-use super::merge::merge_kernel;
 use super::profile::Stage;
 use super::replay::CallKey;
-use super::scan::{candidate_sets, scan_kernel, scan_kernels, ScanBatch};
+use super::scan::{candidate_sets, scan_kernels, ScanBatch};
 use super::workspace::{growths, HostStaging, Workspace};
 use super::{
     capacity, query_elem, DeviceCenters, DeviceLists, IvfGpu, KernelSpec, Neighbors, ReplayEvent,
     ScanPath, MAX_K,
 };
 use crate::data::{DType, Matrix};
-use crate::index::{veclen, IvfIndex};
+use crate::index::IvfIndex;
 use crate::metric::{Filter, Metric};
 
 /// What a call's batches run, chosen once for the call (`GpuIndex::launch_batches`).
@@ -127,7 +125,7 @@ impl GpuIndex {
         self.lists.list_sizes()
     }
 
-    /// [`likely_first_kernels`] of this index, then the list-major scan of that search.
+    /// `likely_first_kernels` of this index, then the list-major scan of that search.
     fn likely_first_kernels(&self, engine: &IvfGpu) -> Result<Vec<KernelSpec>> {
         let mut specs = likely_first_kernels(
             self.dtype,
@@ -634,172 +632,13 @@ fn too_short() -> Error {
     Error::InvalidArgument("query bytes are not whole values".into())
 }
 
-impl IvfGpu {
-    /// Queues for linking in the background, in order, the kernels the first search of an
-    /// index of `dtype` × `dim` over `n_lists` lists most likely needs
-    /// (`likely_first_kernels`); returns at once. An index build calls it before its
-    /// k-means, so that those links overlap the build.
-    pub fn prepare_first_search_in_background(
-        &self,
-        dtype: DType,
-        dim: usize,
-        metric: Metric,
-        n_lists: usize,
-    ) {
-        match likely_first_kernels(
-            dtype,
-            dim,
-            metric,
-            n_lists,
-            self.coarse_matrix_arith(),
-            None,
-        ) {
-            Ok(specs) => self.prepare_in_background_in_order(&specs),
-            Err(e) => tracing::debug!("no kernels linked ahead of the first search: {e}"),
-        }
-    }
-
-    /// [`IvfGpu::prepare_first_search_in_background`] after the kernels of
-    /// [`crate::build::build_on_gpu`] that the k-means plans do not cover (the training
-    /// rows' gather, the layout on the device).
-    pub fn prepare_build_kernels_in_background(
-        &self,
-        dtype: DType,
-        dim: usize,
-        metric: Metric,
-        n_lists: usize,
-    ) {
-        // One queue: the first search's kernels follow these.
-        self.prepare_in_background_in_order(&device_build_kernels(dtype));
-        self.prepare_first_search_in_background(dtype, dim, metric, n_lists);
-    }
-}
-
-/// The kernels of [`crate::build::build_on_gpu`] for rows of `dtype` that the k-means
-/// plans do not cover: the training rows' gather, the layout on the device and the rows'
-/// norms.
-pub(crate) fn device_build_kernels(dtype: DType) -> [KernelSpec; 3] {
-    [
-        train_rows_kernel(dtype),
-        layout_kernel(),
-        row_norms_kernel(dtype),
-    ]
-}
-
-/// k of the search most indexes see first (what [`likely_first_kernels`] prepares for).
-const FIRST_K: usize = 10;
-/// Queries of the batch most indexes see first.
-const FIRST_BATCH: usize = 10_000;
-
-/// The first search a program will run, where it knows it (k, probes, queries per batch):
-/// its kernels are then linked first, ahead of the likely others
-/// ([`crate::gpu::LinkAhead::start`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FirstSearch {
-    /// Neighbours per query.
-    pub k: usize,
-    /// Lists probed per query.
-    pub n_probes: usize,
-    /// Queries per batch.
-    pub batch: usize,
-}
-
-/// The kernels of the search most indexes of `dtype` × `dim` over `n_lists` lists see first,
-/// in the order they are worth linking ahead of it: k = 10 over a batch of 10,000 queries
-/// — the per-query scan and its merge (what auto runs while the list-major kernel loads),
-/// the coarse search (its score matrix multiplied by `matrix`) and selection for 8, 16,
-/// 32, 4, 2 and 64 probes. With `first`, its k, batch and probe count (its selection
-/// before the others) instead.
-pub(crate) fn likely_first_kernels(
-    dtype: DType,
-    dim: usize,
-    metric: Metric,
-    n_lists: usize,
-    matrix: MatrixArith,
-    first: Option<FirstSearch>,
-) -> Result<Vec<KernelSpec>> {
-    let (k, batch) = first.map_or((FIRST_K, FIRST_BATCH), |f| (f.k, f.batch.max(1)));
-    let mut specs = vec![
-        scan_kernel(dtype, dim, veclen(dtype, dim), metric, &Filter::None, k)?,
-        merge_kernel(metric, k, batch, k)?,
-    ];
-    let known = first.map(|f| f.n_probes.clamp(1, n_lists));
-    // The first search selects by the stand-in while the register-row form links (a
-    // second): the stand-in of the known probe count comes first.
-    if let Some(stand_in) = known
-        .map(|p| select_stand_in(p, n_lists))
-        .transpose()?
-        .flatten()
-    {
-        specs.push(stand_in);
-    }
-    for n_probes in known.into_iter().chain([8, 16, 32, 4, 2, 64]) {
-        if n_probes <= n_lists {
-            // The score matrix is the same plan for every probe count: listed once.
-            for spec in coarse_kernels(dtype, dim, n_probes, (batch, n_lists), matrix)? {
-                if !specs.iter().any(|s| s.plan == spec.plan) {
-                    specs.push(spec);
-                }
-            }
-        }
-    }
-    Ok(specs)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::bundle;
-    use ltokit::arch::Target;
 
     #[test]
     fn an_uploaded_index_may_be_shared_between_threads() {
         fn shareable<T: Send + Sync>() {}
         shareable::<GpuIndex>();
-    }
-
-    #[test]
-    fn the_first_search_kernels_linked_ahead_are_plans_of_the_bundle() {
-        // A name the bundle lacks would only be logged by the background thread, and the
-        // first search would link everything itself: every type and metric, on the H200.
-        let bundle = bundle().unwrap();
-        let target: Target = "sm_90a".parse().unwrap();
-        let matrices = [MatrixArith::TensorCores, MatrixArith::CudaCores];
-        for dtype in [DType::F32, DType::F16, DType::I8, DType::U8] {
-            for (metric, matrix) in [Metric::L2, Metric::L2Sqrt, Metric::Ip, Metric::Cosine]
-                .into_iter()
-                .flat_map(|m| matrices.map(|a| (m, a)))
-            {
-                for (dim, n_lists) in [(128, 1024), (784, 256), (20, 8)] {
-                    let specs =
-                        likely_first_kernels(dtype, dim, metric, n_lists, matrix, None).unwrap();
-                    // Scan, merge and at least one coarse search; no probe count past the
-                    // lists (8 lists: 8, 4 and 2 probes only).
-                    assert!(specs.len() >= 4, "{dtype:?} {metric:?}: {}", specs.len());
-                    let mut names: Vec<&str> = specs.iter().map(|s| s.plan.as_str()).collect();
-                    names.sort_unstable();
-                    names.dedup();
-                    assert_eq!(names.len(), specs.len(), "a plan listed twice");
-                    for s in &specs {
-                        bundle
-                            .plan(&s.plan, target)
-                            .unwrap_or_else(|e| panic!("{}: {e}", s.plan));
-                    }
-                }
-            }
-        }
-        // A small index gets no selection for more probes than it has lists.
-        let small = likely_first_kernels(
-            DType::F32,
-            20,
-            Metric::L2,
-            8,
-            MatrixArith::TensorCores,
-            None,
-        )
-        .unwrap();
-        assert!(small.iter().all(|s| !s.plan.ends_with("_c16")
-            && !s.plan.contains("select_c32")
-            && !s.plan.contains("select_c64")));
     }
 }
