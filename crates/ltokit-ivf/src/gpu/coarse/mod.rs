@@ -69,11 +69,7 @@ impl<'a> QueryAndCentreArgs<'a> {
         halves: &'l HalfCenters,
         pads: &'l (i32, i32),
     ) -> Launch<'l> {
-        self.push_queries(launch, queries)
-            .buffer(&halves.halves)
-            .buffer(&self.centers.norms)
-            .scalar(&self.n)
-            .scalar(&self.query_base)
+        self.push_with(launch, queries, &halves.halves)
             .scalar(&pads.0)
             .scalar(&pads.1)
             .scalar(&halves.inv_scale)
@@ -85,25 +81,27 @@ impl<'a> QueryAndCentreArgs<'a> {
         launch: Launch<'l>,
         queries: &'l CudaView<'_, T>,
     ) -> Launch<'l> {
-        self.push_queries(launch, queries)
-            .buffer(&self.centers.centers)
-            .buffer(&self.centers.norms)
-            .scalar(&self.n)
-            .scalar(&self.query_base)
+        self.push_with(launch, queries, &self.centers.centers)
     }
 
     /// `launch` with what every coarse kernel takes first: the queries, their count,
-    /// dimension and the metric's code.
-    fn push_queries<'l, T: DeviceElem>(
+    /// dimension and the metric's code, the centres as `centres` (their f32 rows, or their
+    /// f16 split), their norms, their count and the queries' first number.
+    fn push_with<'l, T: DeviceElem, C: DeviceElem>(
         &'l self,
         launch: Launch<'l>,
         queries: &'l CudaView<'_, T>,
+        centres: &'l CudaSlice<C>,
     ) -> Launch<'l> {
         launch
             .view(queries)
             .scalar(&self.nq)
             .scalar(&self.dim)
             .scalar(&self.metric)
+            .buffer(centres)
+            .buffer(&self.centers.norms)
+            .scalar(&self.n)
+            .scalar(&self.query_base)
     }
 }
 
