@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 28, call 1 (about 480 s): A/B of main `c6dcfa9` (prev) against docs/wip/late-rest.patch
+# Session 28, call 1 (about 480 s): A/B of main (prev: `c6dcfa9` when written) against docs/wip/late-rest.patch
 # (`late`: the 8-bit register tiles copy the part of a step past the registers' 32 KiB
 # with cp.async after the multiply's barrier, beside the top-k pass, instead of loading it
 # in the store), docs/wip/int-ids.patch (`ints`: the warp sort of ws_offer_many moves
