@@ -403,6 +403,39 @@ mod tests {
     }
 
     #[test]
+    fn only_large_batches_ask_for_a_selection_and_keep_its_stand_in_flag() {
+        use std::cell::Cell;
+        let asked = Cell::new(0);
+        let stand_in = || {
+            asked.set(asked.get() + 1);
+            Ok((select_spec(16, false)?, true))
+        };
+        let matrix = MatrixArith::TensorCores;
+        let shape = (MATRIX_MIN_QUERIES, 1024);
+        let (large, flag) =
+            coarse_kernels_selecting(DType::I8, 128, 10, shape, matrix, stand_in).unwrap();
+        let names: Vec<&str> = large.iter().map(|k| k.plan.as_str()).collect();
+        assert_eq!(names[1], "coarse_select_c16");
+        assert!(flag);
+        assert_eq!(asked.get(), 1);
+        // One query fewer: the fused kernel, no selection asked for, no stand-in.
+        let shape = (MATRIX_MIN_QUERIES - 1, 1024);
+        let (small, flag) =
+            coarse_kernels_selecting(DType::I8, 128, 10, shape, matrix, stand_in).unwrap();
+        assert!(
+            small[0].plan.starts_with("coarse_c16_"),
+            "{}",
+            small[0].plan
+        );
+        assert!(!flag);
+        assert_eq!(asked.get(), 1);
+        // The selection's error is the search's.
+        let failing = || Err(Error::InvalidArgument("no selection".into()));
+        let shape = (MATRIX_MIN_QUERIES, 1024);
+        assert!(coarse_kernels_selecting(DType::I8, 128, 10, shape, matrix, failing).is_err());
+    }
+
+    #[test]
     fn the_f16_score_matrix_takes_the_largest_query_tile_that_keeps_two_blocks_an_sm() {
         use MatrixArith::*;
         // 10,000 queries: 128-query tiles give 79 × 4 = 316 blocks over 256 centres, part of
