@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../../.."
 rm -rf gpu-run/bin gpu-run/bins.tar.xz
 TESTS=1 bash scripts/gpu-build-variants.sh prev=
 bash scripts/gpu-build-variants.sh late=docs/wip/late-rest.patch ints=docs/wip/int-ids.patch \
-  both=docs/wip/late-rest.patch+docs/wip/int-ids.patch knob=docs/wip/phase-qt-knob.patch
+  both=docs/wip/late-rest.patch+docs/wip/int-ids.patch knob=docs/wip/phase-qt-knob.patch short=docs/wip/select-short.patch
 tar cJf gpu-run/bins.tar.xz -C gpu-run/bin .
 rm -rf gpu-run/bin
 ls -la gpu-run/bins.tar.xz
