@@ -38,16 +38,16 @@ pub struct LibrarySpec {
     pub wheel: &'static str,
 }
 
-/// The error for a library whose version call (`api`) failed with `rc`: reinstall it.
+/// The error for a library whose version call failed (`found`: what it gave, and its
+/// return code): reinstall it.
 pub(crate) fn version_unreported(
     spec: &LibrarySpec,
     opened: &OpenedLibrary,
-    api: &str,
-    rc: i64,
+    found: String,
 ) -> Error {
     Error::UnsupportedVersion {
         library: spec.name,
-        found: format!("unknown ({api} returned {rc})"),
+        found,
         why: format!(
             "{} could not report its version; reinstall {} or point LTOKIT_CUDA_LIB_DIR at a working {}",
             opened.path.display(),

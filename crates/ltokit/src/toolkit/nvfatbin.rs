@@ -88,17 +88,13 @@ impl NvFatbin {
         // SAFETY: both out-pointers are valid for writes.
         let rc = unsafe { version_fn(&mut major, &mut minor) };
         if rc != 0 {
-            return Err(version_unreported(
-                &SPEC,
-                &opened,
-                "nvFatbinVersion",
-                rc.into(),
-            ));
+            let found = format!("unknown (nvFatbinVersion returned {rc})");
+            return Err(version_unreported(&SPEC, &opened, found));
         }
         let version = require_cuda_major(
             &SPEC,
             Version::new(major, minor),
-            "ltokit writes fatbins for that major version",
+            "fatbins are written for that major version",
         )?;
         let fns = Fns {
             error_string: sym!("nvFatbinGetErrorString"),

@@ -96,17 +96,13 @@ impl Nvrtc {
         // SAFETY: both out-pointers are valid for writes.
         let rc = unsafe { version_fn(&mut major, &mut minor) };
         if rc != 0 || major < 0 || minor < 0 {
-            let code = if rc != 0 {
-                rc.into()
-            } else {
-                major.min(minor).into()
-            };
-            return Err(version_unreported(&SPEC, &opened, "nvrtcVersion", code));
+            let found = format!("{major}.{minor} (nvrtcVersion returned {rc})");
+            return Err(version_unreported(&SPEC, &opened, found));
         }
         let version = require_cuda_major(
             &SPEC,
             Version::new(major as u32, minor as u32),
-            "ltokit produces LTO-IR with that major version",
+            "the LTO-IR it makes links only within that major version",
         )?;
         let (builtins, builtins_path) = preload_builtins(&opened.path, version)?;
         let fns = Fns {
