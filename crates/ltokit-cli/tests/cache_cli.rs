@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::Stdio;
 
-use common::{bench_cache, command, repo, run, scratch};
+use common::{bench_cache, command, repo, run, scratch, stderr, stdout};
 use std::time::Duration;
 
 /// Compiles the demo fragments to LTO-IR files in `dir`; returns their paths.
@@ -28,7 +28,7 @@ fn demo_inputs(dir: &Path) -> Vec<String> {
                 ],
                 &[],
             );
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            assert!(o.status.success(), "{}", stderr(&o));
             out.to_str().unwrap().to_string()
         })
         .collect()
@@ -43,7 +43,7 @@ fn link_args<'a>(inputs: &'a [String], cache: &'a str, out: &'a str) -> Vec<&'a 
 
 fn stats(cache: &str) -> serde_json::Value {
     let o = run(&["cache", "stats", "--json", "--cache-dir", cache], &[]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
@@ -76,7 +76,7 @@ fn sixteen_processes_one_key_one_link() {
         .collect();
     for child in children {
         let o = child.wait_with_output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "{}", stderr(&o));
     }
     let first = std::fs::read(&outs[0]).unwrap();
     for out in &outs {
@@ -130,7 +130,7 @@ fn writers_killed_mid_publish_never_leave_a_torn_entry() {
         assert!(
             o.status.success(),
             "round {round}: torn entry found: {}",
-            String::from_utf8_lossy(&o.stdout)
+            stdout(&o)
         );
         if stats(cache)["entries"] == 1 {
             killed_with_entry += 1;
@@ -176,13 +176,8 @@ fn maintenance_commands() {
     bytes[n - 1] ^= 1;
     std::fs::write(victim, bytes).unwrap();
     let o = run(&["cache", "verify", "--cache-dir", cache], &[]);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
-    assert!(String::from_utf8_lossy(&o.stdout).contains("digest mismatch"));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("digest mismatch"));
     assert!(run(&["cache", "verify", "--cache-dir", cache], &[])
         .status
         .success());
@@ -207,7 +202,7 @@ fn maintenance_commands() {
         ],
         &[],
     );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not a size"));
+    assert!(stderr(&o).contains("not a size"));
 }
 
 #[test]
@@ -229,7 +224,7 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
         &[("LTOKIT_JIT", "off")],
     );
     assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(
         err.contains("LTOKIT_JIT=off") && err.contains("demo_max_x4_O3") && err.contains("sm_90"),
         "{err}"
@@ -250,7 +245,7 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
         ],
         &[],
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["plans"], 96);
     assert_eq!(report["linked"], 96);
@@ -279,7 +274,7 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
         &["--iters", "10", "--json", "--cache-dir", cache],
         &[("LTOKIT_JIT", "off")],
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let bench: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(bench["level"], "l2");
     assert_eq!(bench["nvjitlink_loaded"], false, "{bench}");
@@ -291,11 +286,7 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
         &["--iters", "1"],
         &[("LTOKIT_JIT", "off"), ("LTOKIT_CACHE", "off")],
     );
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("disk cache off"),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(stderr(&o).contains("disk cache off"), "{}", stderr(&o));
 }
 
 #[test]
@@ -309,7 +300,7 @@ fn strict_mode_serves_a_warm_cache_with_no_compiler_libraries_at_all() {
     let cache = cache.to_str().unwrap();
     let first = dir.join("first.cubin");
     let o = run(&link_args(&inputs, cache, first.to_str().unwrap()), &[]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     // A deployment with the prepared cache and no CUDA compiler library anywhere.
     let empty = scratch("empty-lib-dir");
     let no_libs = [
@@ -321,12 +312,8 @@ fn strict_mode_serves_a_warm_cache_with_no_compiler_libraries_at_all() {
         &link_args(&inputs, cache, second.to_str().unwrap()),
         &no_libs,
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(
-        String::from_utf8_lossy(&o.stdout).contains("disk cache"),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("disk cache"), "{}", stdout(&o));
     assert_eq!(
         std::fs::read(&first).unwrap(),
         std::fs::read(&second).unwrap()
@@ -337,7 +324,7 @@ fn strict_mode_serves_a_warm_cache_with_no_compiler_libraries_at_all() {
     args.extend(["--opt", "-O0"]);
     let o = run(&args, &no_libs);
     assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(
         err.contains("LTOKIT_JIT=off") && err.contains("no nvJitLink here"),
         "{err}"
@@ -346,9 +333,9 @@ fn strict_mode_serves_a_warm_cache_with_no_compiler_libraries_at_all() {
     let o = run(&args, &no_libs[..1]);
     assert!(!o.status.success());
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("nvJitLink was not found"),
+        stderr(&o).contains("nvJitLink was not found"),
         "{}",
-        String::from_utf8_lossy(&o.stderr)
+        stderr(&o)
     );
 }
 
@@ -377,8 +364,8 @@ fn bundles_rebuild_only_what_changed() {
             ],
             &[],
         );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).into_owned()
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
     };
     assert!(build().contains("(20 compiled, 0 reused)"));
     assert!(build().contains("(0 compiled, 20 reused)"));
@@ -407,7 +394,7 @@ fn bundles_rebuild_only_what_changed() {
         ],
         &[],
     );
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(
         !o.status.success() && err.contains("combine_") && err.contains("error"),
         "{err}"
@@ -453,17 +440,9 @@ fn imported_cubins_serve_their_plan() {
     };
     let wrong = import(&cubin("sm_80"));
     assert!(!wrong.status.success());
-    assert!(
-        String::from_utf8_lossy(&wrong.stderr).contains("not sm_90"),
-        "{}",
-        String::from_utf8_lossy(&wrong.stderr)
-    );
+    assert!(stderr(&wrong).contains("not sm_90"), "{}", stderr(&wrong));
     let ok = import(&cubin("sm_90"));
-    assert!(
-        ok.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ok.stderr)
-    );
+    assert!(ok.status.success(), "{}", stderr(&ok));
     // Strict mode: the plan is served from the imported entry, nothing is linked.
     let o = bench_cache(
         bundle,
@@ -472,7 +451,7 @@ fn imported_cubins_serve_their_plan() {
         &["--iters", "1", "--json", "--cache-dir", cache],
         &[("LTOKIT_JIT", "off")],
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let bench: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(bench["level"], "l2");
 }

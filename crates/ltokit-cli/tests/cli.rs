@@ -6,18 +6,10 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{command, demo_spec, repo, run, scratch};
+use common::{command, demo_spec, repo, run, scratch, stderr, stdout};
 
 fn ltokit(args: &[&str]) -> Output {
     run(args, &[])
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[test]

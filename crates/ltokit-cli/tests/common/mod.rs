@@ -85,13 +85,19 @@ pub fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     command(args, env).output().expect("ltokit runs")
 }
 
+/// Standard output, as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Standard error, as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 /// Standard output and error, together.
 pub fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    stdout(o) + &stderr(o)
 }
 
 /// Runs `ltokit bench cache` for one plan of a bundle, with `extra` arguments.
