@@ -47,7 +47,7 @@ __device__ __forceinline__ void select_offer_chunk(float v, int c, float bound, 
 }
 
 // Each query's n_probes best centres from its row of the score matrix, best first: one
-// warp a query (8 a block). First a bound: each lane keeps the M = ⌈CAP / 32⌉ smallest
+// warp a query (select_warps a block). First a bound: each lane keeps the M = ⌈CAP / 32⌉ smallest
 // scores it reads, and the n_probes-th smallest of those 32 · M distinct entries is at
 // least the row's n_probes-th smallest. Then only the scores at or under the bound — on
 // the order of n_probes, not the ~n_probes · ln(n_centers / n_probes) insertions of
@@ -64,15 +64,22 @@ __device__ __forceinline__ void select_offer_chunk(float v, int c, float bound, 
 //     two rounds, the search replayed): the 1,024-centre sets +0.3 to +2.2 % at batch
 //     10,000 (i8 × 10 +2.2 %: the kernel 43.3 → 33.5 µs) and +0.0 to +1.5 % at 1,000;
 //     session 20's call, without the replay, had them within its noise.
+// Warps (queries) a block of capacity CAP holds: eight, or four where eight warps' top-k
+// lists would pass the 48 KiB of static shared memory a kernel may declare (CAP 1,024:
+// 64 KiB, which ptxas refuses). gpu/coarse/plan.rs `select_queries_per_block` launches so.
+template <int CAP>
+__host__ __device__ constexpr int select_warps() { return 8 * CAP * 8 <= 48 * 1024 ? 8 : 4; }
+
 template <int CAP, int ROW_CHUNKS>
 __device__ __forceinline__ void ivf_coarse_select_body(
     const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes)
 {
     constexpr int M = CAP <= 32 ? 1 : CAP / 32;
-    __shared__ float top_d[8 * CAP];
-    __shared__ int top_i[8 * CAP];
+    constexpr int WARPS = select_warps<CAP>();
+    __shared__ float top_d[WARPS * CAP];
+    __shared__ int top_i[WARPS * CAP];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int q = blockIdx.x * 8 + warp;
+    const int q = blockIdx.x * WARPS + warp;
     if (q >= nq) return;
     float* d = top_d + warp * CAP;
     int* id = top_i + warp * CAP;

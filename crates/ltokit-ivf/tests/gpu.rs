@@ -130,7 +130,7 @@ fn assert_best_lists(index: &IvfIndex, qf: &[f32], probes: &[i64], n_probes: usi
     }
 }
 
-/// The coarse search of `queries` by `gindex` picks the CPU's best lists at 1, 7 and 40
+/// The coarse search of `queries` by `gindex` picks the CPU's best lists at 1, 7, 40 and 590
 /// probes (`ctx` prefixes each message).
 fn assert_probes_match_cpu(
     engine: &IvfGpu,
@@ -140,7 +140,9 @@ fn assert_probes_match_cpu(
     ctx: &str,
 ) {
     let qf = queries.to_f32();
-    for n_probes in [1usize, 7, 40] {
+    // 590 probes: the largest top-k capacity (1,024), whose selection blocks take four
+    // queries instead of eight (its lists' shared memory).
+    for n_probes in [1usize, 7, 40, 590] {
         let probes = gindex.probes(engine, queries, n_probes).unwrap();
         assert_best_lists(
             index,
@@ -1132,7 +1134,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     let queries = Matrix::new(DType::F16, nq, 64, bytes).unwrap();
     assert_search_names_query(&engine, &gindex, &queries, bad);
     println!(
-        "score-matrix coarse search ({matrices:?}): 5 type × dimension shapes × 3 metrics × 3 probe counts match the CPU, and {f16_matrix} searches by the f16 score matrix (64- and 128-query tiles); non-finite f32 and f16 queries named (seed {s})"
+        "score-matrix coarse search ({matrices:?}): 5 type × dimension shapes × 3 metrics × 4 probe counts match the CPU, and {f16_matrix} searches by the f16 score matrix (64- and 128-query tiles); non-finite f32 and f16 queries named (seed {s})"
     );
 }
 
@@ -1179,7 +1181,7 @@ fn small_batches_split_the_coarse_search_and_still_find_the_best_lists() {
         }
     }
     println!(
-        "split coarse search: 3 metrics × 4 batch sizes × 3 probe counts match the CPU (seed {s})"
+        "split coarse search: 3 metrics × 4 batch sizes × 4 probe counts match the CPU (seed {s})"
     );
 }
 

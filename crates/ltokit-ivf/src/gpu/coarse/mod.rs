@@ -20,7 +20,7 @@ pub use plan::{MatrixArith, MATRIX_MIN_QUERIES};
 
 use super::centers::{DeviceCenters, HalfCenters};
 use super::workspace::Buffer;
-use super::{IvfGpu, KernelSpec};
+use super::{capacity, IvfGpu, KernelSpec};
 use crate::data::DType;
 use crate::metric::Metric;
 
@@ -275,6 +275,7 @@ impl IvfGpu {
         let planned = q.planned.max(nq);
         let score_kernel = matrix_arith.score_kernel(dtype, (planned, n));
         let (select_spec, _) = self.select_kernel_now(n_probes, n)?;
+        let select_queries = select_queries_per_block(capacity(n_probes)?);
         let (tile_queries, tile_centers, threads) = score_kernel.tile;
         let scores_k = self
             .kernels
@@ -325,8 +326,8 @@ impl IvfGpu {
             unsafe { launch.run() }?;
             let mut out = probes.slice_mut(start * n_probes..(start + nb) * n_probes);
             let cfg = LaunchConfig {
-                grid_dim: (nb.div_ceil(SELECT_QUERIES_PER_BLOCK) as u32, 1, 1),
-                block_dim: (32 * SELECT_QUERIES_PER_BLOCK as u32, 1, 1),
+                grid_dim: (nb.div_ceil(select_queries) as u32, 1, 1),
+                block_dim: (32 * select_queries as u32, 1, 1),
                 shared_mem_bytes: 0,
             };
             let launch = Launch::on(gpu.stream(), &select_k, cfg)

@@ -218,8 +218,18 @@ impl ScoreKernel {
     }
 }
 
-/// Queries a selection block takes (one warp each).
-pub(super) const SELECT_QUERIES_PER_BLOCK: usize = 8;
+/// Queries a selection block of capacity `cap` takes (one warp each): eight, or four
+/// where eight warps' running top-k (a distance and an id, 8 bytes, a slot) would pass the
+/// 48 KiB of static shared memory a kernel may declare — capacity 1,024's 64 KiB failed
+/// to link on the H100 (ptxas: "uses too much shared data"). kernels/coarse_select.cu's
+/// `select_warps` is the same rule.
+pub(super) fn select_queries_per_block(cap: usize) -> usize {
+    if 8 * cap * 8 <= 48 * 1024 {
+        8
+    } else {
+        4
+    }
+}
 
 /// SMs a small batch's coarse search should spread over (an H200 has 132).
 pub(super) const SPREAD_BLOCKS: usize = 132;
