@@ -5,9 +5,8 @@
 # scripts/gpu-build-variants.sh prev=`): the test cache warmed with every plan of capacity
 # 1, 16, 128 or 1,024 and every non-scan plan (the warmup must link all of them now),
 # then the coarse-search tests, which probe 590 lists too (capacity 1,024), and two
-# end-to-end ones. It also leaves the last cuVS wheel chunk in /root/cuvs for call 10.
+# end-to-end ones.
 set -u
-mkdir -p /root/cuvs && cp cuvs-chunks/p06 /root/cuvs/
 . scripts/gpu-runner-lib.sh
 runner_start /tmp/s30a
 cache=${TMPDIR:-/tmp}/ltokit-ivf-gpu-test-cache
