@@ -7,18 +7,24 @@
 
 #define WS_FULL 0xffffffffu
 
-// The ids a list carries beside its scores: 64-bit (source ids, row positions), or none
-// (WsNoId) where only the scores matter — a seed's bound is the k-th score, whatever rows
-// hold it, and an exchange then moves one register instead of three.
+// The ids a list carries beside its scores: 64-bit (source ids), 32-bit (row positions
+// within a list: an exchange moves two registers instead of three), or none (WsNoId)
+// where only the scores matter — a seed's bound is the k-th score, whatever rows hold
+// it, and an exchange then moves one.
 struct WsNoId {};
 __device__ __forceinline__ long long ws_shfl_xor(long long v, int stride) { return __shfl_xor_sync(WS_FULL, v, stride); }
+__device__ __forceinline__ int ws_shfl_xor(int v, int stride) { return __shfl_xor_sync(WS_FULL, v, stride); }
 __device__ __forceinline__ WsNoId ws_shfl_xor(WsNoId v, int) { return v; }
 __device__ __forceinline__ long long ws_shfl(long long v, int src) { return __shfl_sync(WS_FULL, v, src); }
+__device__ __forceinline__ int ws_shfl(int v, int src) { return __shfl_sync(WS_FULL, v, src); }
 __device__ __forceinline__ WsNoId ws_shfl(WsNoId v, int) { return v; }
 // Whether (da, ia) sorts before (db, ib): ties by id as unsigned, so that empty entries
 // (+inf, id -1) come last; without ids, equal scores are equal.
 __device__ __forceinline__ bool ws_before(float da, long long ia, float db, long long ib) {
     return da < db || (da == db && (unsigned long long)ia < (unsigned long long)ib);
+}
+__device__ __forceinline__ bool ws_before(float da, int ia, float db, int ib) {
+    return da < db || (da == db && (unsigned)ia < (unsigned)ib);
 }
 __device__ __forceinline__ bool ws_before(float da, WsNoId, float db, WsNoId) { return da < db; }
 
@@ -102,19 +108,19 @@ __device__ __forceinline__ float ws_offer_many(float& d, int& id, int k, int lan
     if (__popc(__ballot_sync(WS_FULL, in)) < WS_MANY) return ws_offer(d, id, k, lane, kth, bound, s, sid);
     const float inf = __int_as_float(0x7f800000);
     float cs = in ? s : inf;
-    long long cid = in ? (long long)sid : -1LL;
+    int cid = in ? sid : -1;
     ws_sort32(cs, cid, lane);
     // An empty list (a list-major slot's first offer) is the sorted candidates' first k.
     if (__shfl_sync(WS_FULL, d, 0) == inf) {
         d = cs;
-        id = (int)cid;
+        id = cid;
         return __shfl_sync(WS_FULL, d, k - 1);
     }
     // Entries past k are not part of the list: they merge as empty.
     float ld = lane < k ? d : inf;
-    long long lid = lane < k ? (long long)id : -1LL;
+    int lid = lane < k ? id : -1;
     ws_merge32(ld, lid, cs, cid, lane);
     d = ld;
-    id = (int)lid;
+    id = lid;
     return __shfl_sync(WS_FULL, d, k - 1);
 }
