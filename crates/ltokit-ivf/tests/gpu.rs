@@ -33,6 +33,13 @@ fn seed() -> u64 {
         .as_nanos() as u64
 }
 
+/// The test's engine, a fresh seed (printed by each test with its result, to replay a
+/// failure) and a generator seeded with it.
+fn engine_and_seed() -> (IvfGpu, u64, Rng) {
+    let s = seed();
+    (engine(), s, Rng::new(s))
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-4 * a.abs().max(b.abs()).max(1.0)
 }
@@ -99,6 +106,19 @@ fn index_with_empty_list(base: &Matrix, metric: Metric, n_lists: usize, seed: u6
         &assignment,
     )
     .unwrap()
+}
+
+/// [`index_with_empty_list`] and its upload to `engine`'s GPU.
+fn upload_with_empty_list(
+    engine: &IvfGpu,
+    base: &Matrix,
+    metric: Metric,
+    n_lists: usize,
+    seed: u64,
+) -> (IvfIndex, GpuIndex) {
+    let index = index_with_empty_list(base, metric, n_lists, seed);
+    let gindex = GpuIndex::upload(engine, &index).unwrap();
+    (index, gindex)
 }
 
 /// The coarse search chose, for each query, lists whose centres score as well as the
@@ -369,8 +389,7 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
         let base = synthetic(3000 + rng.below(200), dim, 16, dtype, s);
         let queries = synthetic(150, dim, 16, dtype, s ^ 7);
         let metric = Metric::ALL[si % Metric::ALL.len()];
-        let index = index_with_empty_list(&base, metric, n_lists, s);
-        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        let (index, gindex) = upload_with_empty_list(&engine, &base, metric, n_lists, s);
         // Every query probes list 0 (three tiles of 64 and a partial one at k <= 64);
         // query 0 alone probes list 1; the rest are distinct random lists, the empty one
         // (n_lists) among them.
@@ -437,8 +456,7 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
     engine.set_tile_arith(TileArith::Mma);
     // A shape beyond the block's shared memory is refused by name when forced.
     let base = synthetic(300, 4096, 4, DType::F32, 1);
-    let index = index_with_empty_list(&base, Metric::L2, 4, 1);
-    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 4, 1);
     gindex.set_scan_path(ScanPath::ListMajor);
     let err = gindex
         .search(&engine, &base.select(&[0, 1]), 1000, 2, &Filter::None)
@@ -466,9 +484,7 @@ fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
     // (no seed). i8 × 64 and u8 × 96 run the register-capped kernels linked for their
     // dimension (lmdim_64, lmdim_96) up to k 32. Batches of 120 queries seed with several
     // warps a query; one of SEED_ONE_WARP_MIN_QUERIES with one.
-    let engine = engine();
-    let s = seed();
-    let mut rng = Rng::new(s);
+    let (engine, s, mut rng) = engine_and_seed();
     let mut checked = 0;
     let n_probes = 4;
     // Each type with two metrics, cosine among them for an 8-bit type and for f16.
@@ -482,8 +498,7 @@ fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
         let queries = synthetic(120, dim, 8, dtype, rng.next_u64());
         assert!(n_probes * base.rows / 9 >= ltokit_ivf::gpu::SEED_MIN_ROWS);
         for metric in metrics {
-            let index = index_with_empty_list(&base, metric, 8, s);
-            let gindex = GpuIndex::upload(&engine, &index).unwrap();
+            let (index, gindex) = upload_with_empty_list(&engine, &base, metric, 8, s);
             let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
             let probed = Probed::new(&engine, &index, &gindex, &base, &queries, &probes, n_probes);
             checked += probed.check_all(
@@ -499,8 +514,7 @@ fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
     let base = synthetic(20_000 + rng.below(300), 64, 8, DType::I8, s ^ 7);
     let nq = ltokit_ivf::gpu::SEED_ONE_WARP_MIN_QUERIES;
     let queries = synthetic(nq, 64, 8, DType::I8, rng.next_u64());
-    let index = index_with_empty_list(&base, Metric::L2, 8, s);
-    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 8, s);
     let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
     engine.set_probe_phases(ProbePhases::Never);
     let probed = Probed::new(&engine, &index, &gindex, &base, &queries, &probes, n_probes);
@@ -521,15 +535,12 @@ fn list_major_lists_longer_than_a_window_of_offers_match_the_cpu() {
     // between offers, their rows counted in 16 bits from the window's first step, and
     // must offer at least every 1,024 steps (65,536 rows) — twice in this list — with k
     // small (kept rows few, offers rare) and large, in an 8-bit and a float type.
-    let engine = engine();
-    let s = seed();
-    let mut rng = Rng::new(s);
+    let (engine, s, mut rng) = engine_and_seed();
     let mut checked = 0;
     for (dtype, metric) in [(DType::I8, Metric::L2), (DType::F32, Metric::Ip)] {
         let base = synthetic(140_000 + rng.below(500), 16, 4, dtype, s);
         let queries = synthetic(100, 16, 4, dtype, s ^ 3);
-        let index = index_with_empty_list(&base, metric, 1, s);
-        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        let (index, gindex) = upload_with_empty_list(&engine, &base, metric, 1, s);
         let probes: Vec<i64> = (0..queries.rows).flat_map(|_| [0i64, 1]).collect();
         let probed = Probed::new(&engine, &index, &gindex, &base, &queries, &probes, 2);
         checked += probed.check_all(
@@ -553,9 +564,7 @@ fn eight_bit_distances_are_exact_where_the_norms_pass_f32s_precision() {
     // are exact f32s. The list-major scan forms L2 as ‖q‖² + ‖x‖² − 2 q·x with the rows'
     // norms DeviceLists computed once: only exact integer norms give the exact distances,
     // which both scans must report (compared for equality with the CPU's integer sums).
-    let engine = engine();
-    let s = seed();
-    let mut rng = Rng::new(s);
+    let (engine, s, mut rng) = engine_and_seed();
     let dim = 784;
     let n_base = 2_000 + rng.below(200);
     let mut rows = |n: usize| {
@@ -608,15 +617,12 @@ fn small_batches_cut_long_lists_over_blocks_and_match_the_cpu() {
     // Lists of ~2,500 rows and batches of a few queries: the per-query scan cuts each list
     // over several blocks (every 4th 32-row group run to a block), whose candidates the
     // merge combines; with filters, k up to 100, f32, u8 and i8 (its L2 by products).
-    let engine = engine();
-    let s = seed();
-    let mut rng = Rng::new(s);
+    let (engine, s, mut rng) = engine_and_seed();
     let mut checked = 0;
     for dtype in [DType::F32, DType::U8, DType::I8] {
         let base = synthetic(20_000 + rng.below(300), 48, 8, dtype, s);
         for metric in [Metric::L2, Metric::Ip] {
-            let index = index_with_empty_list(&base, metric, 9, s);
-            let gindex = GpuIndex::upload(&engine, &index).unwrap();
+            let (index, gindex) = upload_with_empty_list(&engine, &base, metric, 9, s);
             for nq in [1usize, 3, 20] {
                 let queries = synthetic(nq, 48, 8, dtype, rng.next_u64());
                 for n_probes in [1usize, 3, 8] {
@@ -647,8 +653,7 @@ fn auto_takes_the_list_major_scan_once_its_one_missing_kernel_has_loaded() {
     let s = seed();
     let base = synthetic(20_000, 64, 20, DType::F32, s);
     let queries = synthetic(4_000, 64, 20, DType::F32, s ^ 5);
-    let index = index_with_empty_list(&base, Metric::L2, 64, s);
-    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 64, s);
     gindex.set_scan_path(ScanPath::Auto);
     for tile in TileArith::ALL {
         engine.set_tile_arith(tile);
@@ -685,8 +690,7 @@ fn a_plan_loaded_for_a_narrow_index_runs_a_wider_one_of_its_type() {
     for dim in [16, 128] {
         let base = synthetic(6_000, dim, 20, DType::F16, s ^ dim as u64);
         let queries = synthetic(300, dim, 20, DType::F16, s ^ 7);
-        let index = index_with_empty_list(&base, Metric::L2, 40, s);
-        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 40, s);
         gindex.set_scan_path(ScanPath::ListMajor);
         // Every list probed: the result is the exact search's.
         let got = gindex
@@ -1036,11 +1040,7 @@ fn a_non_finite_value_past_the_first_batch_or_part_is_named_by_its_own_index() {
     for bad in [65_535 + 50, 1_000] {
         queries[bad * dim + 2] = f32::INFINITY;
         let q = Matrix::from_f32(nq, dim, &queries).unwrap();
-        let err = gindex.search(&engine, &q, 5, 4, &Filter::None).unwrap_err();
-        assert!(
-            err.to_string().contains(&format!("query {bad} has a NaN")),
-            "{err}"
-        );
+        assert_search_names_query(&engine, &gindex, &q, bad);
         queries[bad * dim + 2] = 0.0;
     }
     println!("non-finite values past the first batch and part named by their own index (seed {s})");
@@ -1069,9 +1069,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     // cores). Larger batches of f16 and 8-bit queries take the f16 score matrix against the
     // centres' split, 64-query tiles at 2,000 queries and 128 at 4,000 (601 centres).
     use ltokit_ivf::gpu::coarse::MATRIX_MIN_QUERIES;
-    let engine = engine();
-    let s = seed();
-    let mut rng = Rng::new(s);
+    let (engine, s, mut rng) = engine_and_seed();
     let nq = MATRIX_MIN_QUERIES + 452;
     let mut matrices = Vec::new();
     for arith in TileArith::ALL {
@@ -1086,8 +1084,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
         ] {
             let base = synthetic(8_000, dim, 40, dtype, s);
             for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
-                let index = index_with_empty_list(&base, metric, 600, s);
-                let gindex = GpuIndex::upload(&engine, &index).unwrap();
+                let (index, gindex) = upload_with_empty_list(&engine, &base, metric, 600, s);
                 let queries = synthetic(nq, dim, 40, dtype, rng.next_u64());
                 let ctx = format!("{dtype:?} × {dim} nq {nq} {arith:?} (seed {s})");
                 assert_probes_match_cpu(&engine, &index, &gindex, &queries, &ctx);
@@ -1099,8 +1096,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     for (dtype, dim) in [(DType::U8, 40), (DType::F16, 37), (DType::I8, 136)] {
         let base = synthetic(8_000, dim, 40, dtype, s);
         for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
-            let index = index_with_empty_list(&base, metric, 600, s);
-            let gindex = GpuIndex::upload(&engine, &index).unwrap();
+            let (index, gindex) = upload_with_empty_list(&engine, &base, metric, 600, s);
             for nq in [2_000, 4_000] {
                 let queries = synthetic(nq, dim, 40, dtype, rng.next_u64());
                 let ctx = format!("{dtype:?} × {dim} nq {nq} f16 score matrix (seed {s})");
@@ -1111,8 +1107,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     }
     // A non-finite value in a query past the first tiles is named.
     let base = synthetic(8_000, 40, 40, DType::F32, s);
-    let index = index_with_empty_list(&base, Metric::L2, 600, s);
-    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 600, s);
     let mut values = synthetic(nq, 40, 40, DType::F32, s ^ 3).to_f32();
     let bad = nq - 37;
     values[bad * 40 + 39] = f32::INFINITY;
@@ -1122,8 +1117,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     // as it converts (4,000 queries: 128-query tiles; dimension 64: whole groups of four,
     // the vector loads).
     let base = synthetic(8_000, 64, 40, DType::F16, s);
-    let index = index_with_empty_list(&base, Metric::L2, 600, s);
-    let gindex = GpuIndex::upload(&engine, &index).unwrap();
+    let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 600, s);
     let (nq, bad) = (4_000, 3_333);
     let mut values = synthetic(nq, 64, 40, DType::F32, s ^ 5).to_f32();
     values[bad * 64 + 62] = f32::INFINITY;
@@ -1143,13 +1137,10 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
 fn small_batches_split_the_coarse_search_and_still_find_the_best_lists() {
     // Enough centres (5 tiles of 128) that a batch of a few queries is spread over
     // several blocks, whose partial choices a merge combines.
-    let engine = engine();
-    let s = seed();
-    let mut rng = Rng::new(s);
+    let (engine, s, mut rng) = engine_and_seed();
     let base = synthetic(8_000, 32, 40, DType::F32, s);
     for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
-        let index = index_with_empty_list(&base, metric, 600, s);
-        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        let (index, gindex) = upload_with_empty_list(&engine, &base, metric, 600, s);
         for nq in [1usize, 3, 9, 100] {
             let queries = synthetic(nq, 32, 40, DType::F32, rng.next_u64());
             let qf = queries.to_f32();
@@ -1188,9 +1179,7 @@ fn small_batches_split_the_coarse_search_and_still_find_the_best_lists() {
 #[test]
 #[ignore = "needs a GPU"]
 fn an_index_built_on_the_device_is_the_host_layout_of_its_assignment() {
-    let engine = engine();
-    let s = seed();
-    let mut rng = Rng::new(s);
+    let (engine, s, mut rng) = engine_and_seed();
     // f32 with 16-byte chunks (training rows gathered from the upload), cosine (training
     // rows normalised on the host), f16 with chunks, 8-bit without (20 is no multiple of
     // 16) and with.
