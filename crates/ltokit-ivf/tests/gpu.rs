@@ -456,7 +456,7 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
     engine.set_tile_arith(TileArith::Mma);
     // A shape beyond the block's shared memory is refused by name when forced.
     let base = synthetic(300, 4096, 4, DType::F32, 1);
-    let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 4, 1);
+    let (_, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 4, 1);
     gindex.set_scan_path(ScanPath::ListMajor);
     let err = gindex
         .search(&engine, &base.select(&[0, 1]), 1000, 2, &Filter::None)
@@ -653,7 +653,7 @@ fn auto_takes_the_list_major_scan_once_its_one_missing_kernel_has_loaded() {
     let s = seed();
     let base = synthetic(20_000, 64, 20, DType::F32, s);
     let queries = synthetic(4_000, 64, 20, DType::F32, s ^ 5);
-    let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 64, s);
+    let (_, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 64, s);
     gindex.set_scan_path(ScanPath::Auto);
     for tile in TileArith::ALL {
         engine.set_tile_arith(tile);
@@ -690,7 +690,7 @@ fn a_plan_loaded_for_a_narrow_index_runs_a_wider_one_of_its_type() {
     for dim in [16, 128] {
         let base = synthetic(6_000, dim, 20, DType::F16, s ^ dim as u64);
         let queries = synthetic(300, dim, 20, DType::F16, s ^ 7);
-        let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 40, s);
+        let (_, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 40, s);
         gindex.set_scan_path(ScanPath::ListMajor);
         // Every list probed: the result is the exact search's.
         let got = gindex
@@ -1107,7 +1107,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     }
     // A non-finite value in a query past the first tiles is named.
     let base = synthetic(8_000, 40, 40, DType::F32, s);
-    let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 600, s);
+    let (_, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 600, s);
     let mut values = synthetic(nq, 40, 40, DType::F32, s ^ 3).to_f32();
     let bad = nq - 37;
     values[bad * 40 + 39] = f32::INFINITY;
@@ -1117,7 +1117,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     // as it converts (4,000 queries: 128-query tiles; dimension 64: whole groups of four,
     // the vector loads).
     let base = synthetic(8_000, 64, 40, DType::F16, s);
-    let (index, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 600, s);
+    let (_, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 600, s);
     let (nq, bad) = (4_000, 3_333);
     let mut values = synthetic(nq, 64, 40, DType::F32, s ^ 5).to_f32();
     values[bad * 64 + 62] = f32::INFINITY;
