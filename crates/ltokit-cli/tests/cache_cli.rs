@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::Stdio;
 
-use common::{bench_cache, command, repo, run, scratch, stderr, stdout};
+use common::{bench_cache, command, repo, run, scratch, stderr, stdout, toolkit_scratch};
 use std::time::Duration;
 
 /// Compiles the demo fragments to LTO-IR files in `dir`; returns their paths.
@@ -49,10 +49,9 @@ fn stats(cache: &str) -> serde_json::Value {
 
 #[test]
 fn sixteen_processes_one_key_one_link() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("sixteen") else {
         return;
-    }
-    let dir = scratch("sixteen");
+    };
     let inputs = demo_inputs(&dir);
     let cache = dir.join("cache");
     let cache = cache.to_str().unwrap();
@@ -93,10 +92,9 @@ fn sixteen_processes_one_key_one_link() {
 
 #[test]
 fn writers_killed_mid_publish_never_leave_a_torn_entry() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("kill") else {
         return;
-    }
-    let dir = scratch("kill");
+    };
     let inputs = demo_inputs(&dir);
     let cache_dir = dir.join("cache");
     let cache = cache_dir.to_str().unwrap();
@@ -152,10 +150,9 @@ fn writers_killed_mid_publish_never_leave_a_torn_entry() {
 
 #[test]
 fn maintenance_commands() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("maint") else {
         return;
-    }
-    let dir = scratch("maint");
+    };
     let inputs = demo_inputs(&dir);
     let cache = dir.join("cache");
     let cache = cache.to_str().unwrap();
@@ -207,10 +204,9 @@ fn maintenance_commands() {
 
 #[test]
 fn warmup_fills_the_cache_and_strict_mode_uses_it() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("warm") else {
         return;
-    }
-    let dir = scratch("warm");
+    };
     let bundle = repo().join("tests/fixtures/ltk-demo.ltkb");
     let bundle = bundle.to_str().unwrap();
     let cache = dir.join("cache");
@@ -291,10 +287,9 @@ fn warmup_fills_the_cache_and_strict_mode_uses_it() {
 
 #[test]
 fn strict_mode_serves_a_warm_cache_with_no_compiler_libraries_at_all() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("nolibs") else {
         return;
-    }
-    let dir = scratch("nolibs");
+    };
     let inputs = demo_inputs(&dir);
     let cache = dir.join("cache");
     let cache = cache.to_str().unwrap();
@@ -341,10 +336,9 @@ fn strict_mode_serves_a_warm_cache_with_no_compiler_libraries_at_all() {
 
 #[test]
 fn bundles_rebuild_only_what_changed() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("rebuild") else {
         return;
-    }
-    let dir = scratch("rebuild");
+    };
     let src = repo().join("crates/ltokit-demo/kernels/demo");
     for f in ["entry.cu", "transform.cu", "combine.cu", "bundle.json"] {
         std::fs::copy(src.join(f), dir.join(f)).unwrap();
@@ -403,10 +397,9 @@ fn bundles_rebuild_only_what_changed() {
 
 #[test]
 fn imported_cubins_serve_their_plan() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("import") else {
         return;
-    }
-    let dir = scratch("import");
+    };
     let inputs = demo_inputs(&dir);
     let bundle = repo().join("tests/fixtures/ltk-demo.ltkb");
     let bundle = bundle.to_str().unwrap();

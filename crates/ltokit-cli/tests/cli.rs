@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{command, demo_spec, repo, run, scratch, stderr, stdout};
+use common::{command, demo_spec, repo, run, scratch, stderr, stdout, toolkit_scratch};
 
 fn ltokit(args: &[&str]) -> Output {
     run(args, &[])
@@ -68,10 +68,9 @@ fn missing_libraries_are_reported_with_what_was_searched() {
 
 #[test]
 fn compile_link_inventory_round_trip() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("roundtrip") else {
         return;
-    }
-    let dir = scratch("roundtrip");
+    };
     let kernels = repo().join("crates/ltokit-demo/kernels/demo");
     let mut irs = Vec::new();
     for name in ["entry", "transform", "combine"] {
@@ -206,10 +205,9 @@ fn bad_input_gives_a_clear_error_and_status() {
 
 #[test]
 fn demo_runs_without_a_gpu() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("demo") else {
         return;
-    }
-    let dir = scratch("demo");
+    };
     let cache = dir.join("cache");
     let run = || {
         run(
@@ -256,10 +254,9 @@ fn a_closed_pipe_ends_quietly() {
 
 #[test]
 fn targets_that_cannot_be_served_are_named_with_the_alternatives() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("targets") else {
         return;
-    }
-    let dir = scratch("targets");
+    };
     let ir = dir.join("combine.ltoir");
     let source = repo().join("crates/ltokit-demo/kernels/demo/combine.cu");
     let out = ltokit(&[
@@ -305,10 +302,9 @@ fn targets_that_cannot_be_served_are_named_with_the_alternatives() {
 
 #[test]
 fn bundle_build_refuses_a_plan_missing_the_fragment_for_a_required_symbol() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("spec-symbols") else {
         return;
-    }
-    let dir = scratch("spec-symbols");
+    };
     let spec = demo_spec(
         &dir,
         "broken",

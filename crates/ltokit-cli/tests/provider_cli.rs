@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{bench_cache, demo_spec, repo, run, scratch, text};
+use common::{bench_cache, demo_spec, repo, run, text, toolkit_scratch};
 
 /// A copy of the demo bundle spec with two extra plans that declare requirements.
 fn bundle_with_requirements(dir: &Path) -> String {
@@ -33,10 +33,9 @@ fn bundle_with_requirements(dir: &Path) -> String {
 
 #[test]
 fn provider_serves_strict_mode_without_nvjitlink_and_skips_what_the_target_cannot_run() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("serve") else {
         return;
-    }
-    let dir = scratch("serve");
+    };
     let bundle = bundle_with_requirements(&dir);
     let prov = dir.join("req-sm90.ltkp");
     let o = run(
@@ -148,10 +147,9 @@ fn provider_serves_strict_mode_without_nvjitlink_and_skips_what_the_target_canno
 
 #[test]
 fn audit_rejects_ptx_and_foreign_targets_and_accepts_a_clean_provider() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("audit") else {
         return;
-    }
-    let dir = scratch("audit");
+    };
     let bundle = bundle_with_requirements(&dir);
     let prov = dir.join("p.ltkp");
     assert!(run(
@@ -218,10 +216,9 @@ fn audit_rejects_ptx_and_foreign_targets_and_accepts_a_clean_provider() {
 
 #[test]
 fn install_minimal_has_no_implicit_fallback_and_promote_from_cache_works() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("install") else {
         return;
-    }
-    let dir = scratch("install");
+    };
     let bundle = bundle_with_requirements(&dir);
     let p90 = dir.join("p90.ltkp");
     let p80 = dir.join("p80.ltkp");
@@ -305,37 +302,27 @@ fn install_minimal_has_no_implicit_fallback_and_promote_from_cache_works() {
         "{out}"
     );
     let promoted = dir.join("promoted.ltkp");
-    let o = run(
-        &[
-            "provider",
-            "build",
-            "--from-cache",
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--target",
-            "sm_90",
-            "-o",
-            promoted.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let promote = |target: &str| {
+        run(
+            &[
+                "provider",
+                "build",
+                "--from-cache",
+                "--cache-dir",
+                cache.to_str().unwrap(),
+                "--target",
+                target,
+                "-o",
+                promoted.to_str().unwrap(),
+            ],
+            &[],
+        )
+    };
+    let o = promote("sm_90");
     assert!(o.status.success(), "{}", text(&o));
     // Only "plain": the plans sm_90 cannot run were never linked.
     assert!(text(&o).contains("1 cubins for sm_90"), "{}", text(&o));
-    let o = run(
-        &[
-            "provider",
-            "build",
-            "--from-cache",
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--target",
-            "sm_80",
-            "-o",
-            promoted.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let o = promote("sm_80");
     assert!(
         !o.status.success() && text(&o).contains("no entry for sm_80"),
         "{}",

@@ -6,15 +6,14 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 
-use common::{command, repo, run, scratch, text};
+use common::{command, repo, run, scratch, text, toolkit_scratch};
 use ltokit_demo::redis_server::RedisServer;
 
 #[test]
 fn eight_processes_link_each_plan_once_and_get_identical_cubins() {
-    if ltokit_demo::skip_without_toolkit() {
+    let Some(dir) = toolkit_scratch("fleet") else {
         return;
-    }
-    let dir = scratch("fleet");
+    };
     let Some(mut server) = RedisServer::start(&dir.join("redis")) else {
         return;
     };

@@ -62,6 +62,12 @@ pub fn scratch(tag: &str) -> PathBuf {
     d
 }
 
+/// [`scratch`] for a test that needs the CUDA compiler libraries, or `None` (the test then
+/// returns) when they cannot be loaded and `ltokit_demo::skip_without_toolkit` lets it skip.
+pub fn toolkit_scratch(tag: &str) -> Option<PathBuf> {
+    (!ltokit_demo::skip_without_toolkit()).then(|| scratch(tag))
+}
+
 /// An isolated `ltokit` command (see the module docs) with `args` and `env`.
 pub fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let home = test_root().join("home");
