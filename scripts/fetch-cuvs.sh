@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Downloads cuVS 26.10 for CUDA 13 (Python 3.12 wheels, what the GPU machine runs) and the
-# wheels it needs from PyPI, and cuts them into chunks of 32 MiB, each small enough to
-# travel in one device call beside the repository (the limit is 64 MiB a call, the
-# working tree included: 55 MiB chunks were refused in session 14, 40 MiB ones in session
-# 21 once the tree passed 24 MiB). Chunks cut before can be cut again without a download:
-#   cat cuvs-chunks/p* > /tmp/cuvs.tar && rm cuvs-chunks/p* && split -b 32m -d -a 2 /tmp/cuvs.tar cuvs-chunks/p
+# wheels it needs from PyPI, and cuts them into chunks each small enough to travel in one
+# device call beside the repository. The limit is 64 MiB a call, and what travels counts
+# the tracked files and, as session 30's refusal showed, `.git` (8.7 MB + 28.6 MB then:
+# a 31-MB chunk with 3.5 MB of gpu-run/ was refused). So the chunk size is what is left of
+# 64 MiB after both, less 2 MiB (CHUNK_MIB overrides it; 27 MiB in session 30, twelve
+# chunks). Chunks cut before can be cut again without a download:
+#   cat cuvs-chunks/p* > /tmp/cuvs.tar && rm cuvs-chunks/p* && split -b 27m -d -a 2 /tmp/cuvs.tar cuvs-chunks/p
 # usage: scripts/fetch-cuvs.sh [OUT_DIR]      (default cuvs-chunks/, git-ignored)
-# Then send the chunks one per call, back to back while the machine is warm:
+# Then send the chunks one per call, back to back while the machine is warm (30 s):
 #   device run, carry ["cuvs-chunks/pNN"]:  mkdir -p /root/cuvs && cp cuvs-chunks/pNN /root/cuvs/
 # and run scripts/gpu-bench-vs-cuvs.sh in the next call (it unpacks and installs them).
 set -euo pipefail
@@ -22,5 +24,12 @@ python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3
   librmm-cu13==26.10.0 rmm-cu13==26.10.0 libkvikio-cu13==26.10.0 rapids-logger==0.3.0 nvidia-nvjitlink==13.3.33
 mkdir -p "$out"
 rm -f "$out"/p*
-(cd "$tmp" && tar cf - ./*.whl) | split -b 32m -d -a 2 - "$out/p"
+if [[ -z ${CHUNK_MIB:-} ]]; then
+  tree=$(git -C "$root" ls-files -z | (cd "$root" && xargs -0 du -cb) | tail -n 1 | cut -f1)
+  git_dir=$(du -sb "$root/.git" | cut -f1)
+  CHUNK_MIB=$(((64 * 1048576 - tree - git_dir) / 1048576 - 2))
+fi
+[[ $CHUNK_MIB -ge 4 ]] || { echo "only ${CHUNK_MIB} MiB a call left beside the repository" >&2; exit 1; }
+echo "chunks of $CHUNK_MIB MiB" >&2
+(cd "$tmp" && tar cf - ./*.whl) | split -b "${CHUNK_MIB}m" -d -a 2 - "$out/p"
 ls -la "$out"
