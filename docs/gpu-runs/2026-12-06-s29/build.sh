@@ -5,6 +5,9 @@
 # into gpu-run/bins.tar.xz. Run from the repository root; then, each with gpu-run carried,
 # `bash docs/gpu-runs/2026-12-06-s29/1-ab/runner.sh` (call 1) and
 # `bash docs/gpu-runs/2026-12-04-s28/2-tests/runner.sh` (call 2).
+# It ran in session 30 (docs/gpu-runs/2026-12-06-s30/). docs/wip/int-ids.patch has since
+# landed (162b1c5) and left docs/wip/: to build these variants again, run this script in
+# a checkout of 5bdbbd8 (`git worktree add /tmp/s29 5bdbbd8`).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 rm -rf gpu-run/bin gpu-run/bins.tar.xz
