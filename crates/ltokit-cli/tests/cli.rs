@@ -47,6 +47,7 @@ fn missing_libraries_are_reported_with_what_was_searched() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for lib in report["libraries"].as_array().unwrap() {
         assert_eq!(lib["found"], false);
+        assert_eq!(lib["present"], false);
         let err = lib["error"].as_str().unwrap();
         assert!(
             err.contains(&empty.display().to_string()),
@@ -327,4 +328,91 @@ fn bundle_build_refuses_a_plan_missing_the_fragment_for_a_required_symbol() {
         "{err}"
     );
     assert!(!out_file.exists(), "no bundle is written");
+}
+
+/// Builds a shared library `name` in `dir` from C source `code` with the system's `cc`;
+/// false (the test then skips, unless CI requires the toolchain) where there is no `cc`.
+fn build_fake_library(dir: &Path, name: &str, code: &str) -> bool {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, code).unwrap();
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(dir.join(name))
+        .arg(&src)
+        .status();
+    match built {
+        Ok(status) => {
+            assert!(status.success(), "cc failed to build {name}");
+            true
+        }
+        Err(e) => {
+            assert!(
+                std::env::var_os("LTOKIT_TEST_REQUIRE_TOOLKIT").is_none_or(|v| v != "1"),
+                "no C compiler (cc) to build a fake {name}: {e}"
+            );
+            eprintln!("SKIPPED: no C compiler (cc) to build a fake {name}: {e}");
+            false
+        }
+    }
+}
+
+#[test]
+fn libraries_of_another_major_or_without_a_version_are_named_with_the_fix() {
+    // Stand-ins for the compiler libraries, each exporting only its version call: an
+    // NVRTC that says it is 12.8, and an nvFatbin whose version call fails.
+    let dir = scratch("fakelibs");
+    if !build_fake_library(
+        &dir,
+        "libnvrtc.so.13",
+        "int nvrtcVersion(int *major, int *minor) { *major = 12; *minor = 8; return 0; }\n",
+    ) || !build_fake_library(
+        &dir,
+        "libnvfatbin.so.13",
+        "int nvFatbinVersion(unsigned *major, unsigned *minor) { *major = 13; *minor = 0; return 7; }\n",
+    ) {
+        return;
+    }
+    let out = run(
+        &["doctor", "--json"],
+        &[("LTOKIT_CUDA_LIB_DIR", dir.to_str().unwrap())],
+    );
+    assert!(!out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let error_of = |name: &str| -> String {
+        let libs = report["libraries"].as_array().unwrap();
+        let lib = libs.iter().find(|l| l["name"] == name).unwrap();
+        lib["error"].as_str().unwrap_or_default().to_string()
+    };
+    let nvrtc = error_of("NVRTC");
+    assert!(
+        nvrtc.contains("12.8") && nvrtc.contains("ltokit needs NVRTC 13.x"),
+        "{nvrtc}"
+    );
+    assert!(
+        nvrtc.contains("nvidia-cuda-nvrtc"),
+        "names the wheel: {nvrtc}"
+    );
+    let fatbin = error_of("nvFatbin");
+    assert!(
+        fatbin.contains("nvFatbinVersion returned 7")
+            && fatbin.contains("could not report its version"),
+        "{fatbin}"
+    );
+    assert!(fatbin.contains("reinstall"), "says what to do: {fatbin}");
+    // Both were there but cannot be used; nvJitLink is missing.
+    let present: Vec<bool> = report["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["present"].as_bool().unwrap())
+        .collect();
+    assert_eq!(present, [true, false, true]);
+    let text = stdout(&run(
+        &["doctor"],
+        &[("LTOKIT_CUDA_LIB_DIR", dir.to_str().unwrap())],
+    ));
+    assert!(
+        text.contains("NVRTC      NOT USABLE") && text.contains("nvJitLink  NOT FOUND"),
+        "{text}"
+    );
 }

@@ -106,8 +106,13 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
                     }
                 }
                 _ => outln!(
-                    "  {:<10} NOT FOUND\n{}",
+                    "  {:<10} {}\n{}",
                     lib.name,
+                    if lib.present {
+                        "NOT USABLE"
+                    } else {
+                        "NOT FOUND"
+                    },
                     indent(lib.error.as_deref().unwrap_or(""))
                 ),
             }

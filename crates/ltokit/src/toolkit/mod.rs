@@ -195,6 +195,42 @@ pub(crate) unsafe fn resolve<T: Copy>(
     })
 }
 
+/// The version that `api` of `opened` reports through two out-parameters (`Res api(V*
+/// major, V* minor)`, `V` being `int` for NVRTC and `unsigned int` for nvFatbin), required to
+/// be of [`CUDA_MAJOR`] (`needs`: why ltokit needs that); an error naming the library where
+/// the call fails or reports a negative number.
+///
+/// # Safety
+/// `api` must be a C function of that signature, returning a status that is 0 on success.
+pub(crate) unsafe fn reported_version<V>(
+    spec: &LibrarySpec,
+    opened: &OpenedLibrary,
+    api: &'static str,
+    needs: &str,
+) -> Result<Version>
+where
+    V: Copy + Default + std::fmt::Display + TryInto<u32>,
+{
+    // SAFETY: the caller guarantees the function's C signature.
+    let version_fn: unsafe extern "C" fn(*mut V, *mut V) -> std::ffi::c_int =
+        unsafe { resolve(opened, spec.name, api, &[api.to_string()])? };
+    let (mut major, mut minor) = (V::default(), V::default());
+    // SAFETY: both out-pointers are valid for writes.
+    let rc = unsafe { version_fn(&mut major, &mut minor) };
+    match (rc, major.try_into(), minor.try_into()) {
+        (0, Ok(ma), Ok(mi)) => require_cuda_major(spec, Version::new(ma, mi), needs),
+        // Out-parameters are not to be trusted where the call failed.
+        (0, _, _) => {
+            let found = format!("{major}.{minor} (negative, from {api})");
+            Err(version_unreported(spec, opened, found))
+        }
+        _ => {
+            let found = format!("unknown ({api} returned {rc})");
+            Err(version_unreported(spec, opened, found))
+        }
+    }
+}
+
 /// Copies a NUL-terminated C string returned by a library into an owned `String`
 /// (`"(no description)"` for a null pointer).
 ///
@@ -270,6 +306,9 @@ pub struct LibraryReport {
     pub name: &'static str,
     /// Whether it was found and loaded.
     pub found: bool,
+    /// Whether a file of its name was found at all (false: it is missing; true with
+    /// `found` false: it was found but cannot be used, e.g. another major version).
+    pub present: bool,
     /// Where it was loaded from.
     pub path: Option<PathBuf>,
     /// Which search step found it.
@@ -295,6 +334,7 @@ pub fn report() -> Vec<LibraryReport> {
                 LibraryReport {
                     name,
                     found: true,
+                    present: true,
                     path: Some(path),
                     origin: Some(origin),
                     version: Some(version),
@@ -305,6 +345,7 @@ pub fn report() -> Vec<LibraryReport> {
             Err(e) => LibraryReport {
                 name,
                 found: false,
+                present: !matches!(e, Error::LibraryNotFound { .. }),
                 path: None,
                 origin: None,
                 version: None,

@@ -6,8 +6,8 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::Arc;
 
 use super::{
-    c_string, c_strings, library_accessors, open_library, require_cuda_major, resolve,
-    version_unreported, Lazy, LibrarySpec, OpenedLibrary, Version,
+    c_string, c_strings, library_accessors, open_library, reported_version, resolve, Lazy,
+    LibrarySpec, OpenedLibrary, Version,
 };
 use crate::error::{Error, Result};
 use crate::formats::fatbin::EntryKind;
@@ -83,19 +83,16 @@ impl NvFatbin {
                 unsafe { resolve(&opened, SPEC.name, $api, &[$api.to_string()])? }
             };
         }
-        let version_fn: unsafe extern "C" fn(*mut u32, *mut u32) -> Res = sym!("nvFatbinVersion");
-        let (mut major, mut minor) = (0u32, 0u32);
-        // SAFETY: both out-pointers are valid for writes.
-        let rc = unsafe { version_fn(&mut major, &mut minor) };
-        if rc != 0 {
-            let found = format!("unknown (nvFatbinVersion returned {rc})");
-            return Err(version_unreported(&SPEC, &opened, found));
-        }
-        let version = require_cuda_major(
-            &SPEC,
-            Version::new(major, minor),
-            "fatbins are written for that major version",
-        )?;
+        // SAFETY: nvFatbinResult nvFatbinVersion(unsigned int* major, unsigned int* minor)
+        // (nvFatbin.h, 13.0).
+        let version = unsafe {
+            reported_version::<u32>(
+                &SPEC,
+                &opened,
+                "nvFatbinVersion",
+                "fatbins are written for that major version",
+            )?
+        };
         let fns = Fns {
             error_string: sym!("nvFatbinGetErrorString"),
             create: sym!("nvFatbinCreate"),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::{
     c_string, c_strings, library_accessors, load_by_path, log_to_string, open_library,
-    require_cuda_major, resolve, version_unreported, Lazy, LibrarySpec, OpenedLibrary, Version,
+    reported_version, resolve, Lazy, LibrarySpec, OpenedLibrary, Version,
 };
 use crate::error::{Error, Result};
 
@@ -91,19 +91,15 @@ impl Nvrtc {
                 unsafe { resolve(&opened, SPEC.name, $api, &[$api.to_string()])? }
             };
         }
-        let version_fn: unsafe extern "C" fn(*mut c_int, *mut c_int) -> Res = sym!("nvrtcVersion");
-        let (mut major, mut minor) = (0, 0);
-        // SAFETY: both out-pointers are valid for writes.
-        let rc = unsafe { version_fn(&mut major, &mut minor) };
-        if rc != 0 || major < 0 || minor < 0 {
-            let found = format!("{major}.{minor} (nvrtcVersion returned {rc})");
-            return Err(version_unreported(&SPEC, &opened, found));
-        }
-        let version = require_cuda_major(
-            &SPEC,
-            Version::new(major as u32, minor as u32),
-            "the LTO-IR it makes links only within that major version",
-        )?;
+        // SAFETY: nvrtcResult nvrtcVersion(int* major, int* minor) (nvrtc.h, 13.0).
+        let version = unsafe {
+            reported_version::<c_int>(
+                &SPEC,
+                &opened,
+                "nvrtcVersion",
+                "the LTO-IR it makes links only within that major version",
+            )?
+        };
         let (builtins, builtins_path) = preload_builtins(&opened.path, version)?;
         let fns = Fns {
             error_string: sym!("nvrtcGetErrorString"),
