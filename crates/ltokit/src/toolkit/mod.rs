@@ -219,11 +219,11 @@ where
     let rc = unsafe { version_fn(&mut major, &mut minor) };
     match (rc, major.try_into(), minor.try_into()) {
         (0, Ok(ma), Ok(mi)) => require_cuda_major(spec, Version::new(ma, mi), needs),
-        // Out-parameters are not to be trusted where the call failed.
         (0, _, _) => {
             let found = format!("{major}.{minor} (negative, from {api})");
             Err(version_unreported(spec, opened, found))
         }
+        // The out-parameters are not to be trusted where the call failed.
         _ => {
             let found = format!("unknown ({api} returned {rc})");
             Err(version_unreported(spec, opened, found))
