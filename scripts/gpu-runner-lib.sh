@@ -41,7 +41,7 @@ timeline() {
   if [ "$left" -lt 25 ]; then echo "no timeline: $1 $2 $4" >> "$W/times.txt"; return; fi
   # shellcheck disable=SC2046 # bench_args is a word list
   timeout "$left" ncu --metrics gpu__time_duration.sum --csv \
-    -k regex:'ivf_(lmscan|lmseed|coarse_select|coarse_scores|group|merge)' \
+    -k regex:'ivf_(lmscan|lmwarp|lmseed|coarse_select|coarse_scores|group|merge)' \
     "gpu-run/bin/ltokit-$1" $(bench_args "$1" "$2" "$3" "$4") > "$W/timeline-$2-$4-$1.csv" 2> "$W/timeline-$2-$4-$1.err"
   echo "timeline $1 $2 $4 at $SECONDS s" >> "$W/times.txt"
 }

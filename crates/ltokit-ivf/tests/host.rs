@@ -162,44 +162,67 @@ fn kernel_family(plan: &str) -> &str {
     name
 }
 
+/// A plan's top-k capacity (its `_c<N>` part) and its name with that part as `_c*`.
+fn capacity_of(plan: &str) -> Option<(usize, String)> {
+    plan.match_indices("_c").find_map(|(at, _)| {
+        let rest = &plan[at + 2..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let after = &rest[digits..];
+        let cap = rest[..digits].parse().ok()?;
+        (after.is_empty() || after.starts_with('_'))
+            .then(|| (cap, format!("{}_c*{after}", &plan[..at])))
+    })
+}
+
 #[test]
 fn every_kernel_of_the_largest_capacity_links_for_sm_90() {
     // A warp's top-k list lives in shared memory, so the largest capacity declares the most
     // of it; past 48 KiB of static shared memory ptxas refuses the kernel, which only a
     // link (not the bundle's build) finds: `coarse_select_c1024` failed so on the H100
-    // until its blocks took four queries. One plan of each kernel family: the one with the
-    // longest name (a filtered l2sqrt plan, where the family has filters and metrics).
+    // until its blocks took four queries. One plan of each kernel family at its largest
+    // capacity (1,024, or 32 for the small-k kernels: the register-capped scans and
+    // the register-row selections): the one with the longest name (a filtered l2sqrt plan,
+    // where the family has filters and metrics).
     if ltokit_demo::skip_without_toolkit() {
         return;
     }
     let b = bundle().unwrap();
     let target = "sm_90".parse().unwrap();
-    let largest = format!("_c{MAX_K}");
-    let largest_then_more = format!("{largest}_");
-    let mut families = std::collections::BTreeMap::<&str, &str>::new();
+    let mut families = std::collections::BTreeMap::<String, (usize, &str)>::new();
     for record in &b.manifest().plans {
         let name = record.name.as_str();
-        if !name.contains(&largest_then_more) && !name.ends_with(&largest) {
+        let Some((cap, pattern)) = capacity_of(name) else {
             continue;
-        }
-        let chosen = families.entry(kernel_family(name)).or_insert(name);
-        if name.len() > chosen.len() {
-            *chosen = name;
+        };
+        let chosen = families
+            .entry(kernel_family(&pattern).to_string())
+            .or_insert((cap, name));
+        if (cap, name.len()) > (chosen.0, chosen.1.len()) {
+            *chosen = (cap, name);
         }
     }
-    // Every family of the bundle's scans, merges and coarse kernels is there.
-    for family in [
-        "scan_c",
-        "lmscan_c",
-        "merge_c",
-        "coarse_c",
-        "coarse_select_c",
+    // Every family of the bundle's scans, merges and coarse kernels is there, each at the
+    // capacity it is written for.
+    for (family, cap) in [
+        ("scan_c*", MAX_K),
+        ("lmscan_c*", MAX_K),
+        ("lmscan_o3_c*", 32),
+        ("merge_c*", MAX_K),
+        ("coarse_c*", MAX_K),
+        ("coarse_select_c*", MAX_K),
+        ("coarse_select_rows_c*", 32),
     ] {
         assert!(
-            families.keys().any(|f| f.starts_with(family)),
-            "no {family}{MAX_K} plan"
+            families
+                .iter()
+                .any(|(f, &(c, _))| f.starts_with(family) && c == cap),
+            "no {family} plan of capacity {cap}"
         );
     }
+    let families: std::collections::BTreeMap<&str, &str> = families
+        .iter()
+        .map(|(f, &(_, name))| (f.as_str(), name))
+        .collect();
     let failed: Vec<String> = families
         .values()
         .filter_map(|name| {
@@ -213,7 +236,7 @@ fn every_kernel_of_the_largest_capacity_links_for_sm_90() {
         failed.join("\n")
     );
     eprintln!(
-        "linked {} plans of capacity {MAX_K} for sm_90",
+        "linked {} plans, each family's at its largest capacity, for sm_90",
         families.len()
     );
 }
