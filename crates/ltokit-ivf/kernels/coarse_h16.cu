@@ -28,35 +28,7 @@
 #include "coarse.cuh"
 #include "mma.cuh"
 
-#define CH_TC 64        // centres of a tile
-#define CH_KC 32        // dimensions of a chunk (two m16n8k16 steps)
-#define CH_LD 40        // shared-memory row stride in halves: 80 bytes, 16-byte aligned,
-                        // eight rows on distinct banks for ldmatrix
-#define CH_WC (CH_TC / 32)  // warps across the centres
-
-// The tile's shape for WQ warps across the queries.
-template <int WQ> struct ChTile {
-    static constexpr int TQ = 32 * WQ;                               // queries of a tile
-    static constexpr int THREADS = 32 * WQ * CH_WC;
-    static constexpr int QGROUPS = TQ * CH_KC / 4 / THREADS;         // query groups of 4 a thread stages
-    static constexpr int CCOPIES = 2 * CH_TC * CH_KC / 8 / THREADS;  // 16-byte centre copies a thread issues
-    static constexpr int QSTAGE = TQ * CH_LD, CSTAGE = 2 * CH_TC * CH_LD;  // halves of a stage
-};
-
-// The tile row of this thread's query group u (8 threads a row: CH_KC / 4 groups of four
-// values). The rows of u are (THREADS / 8) u apart, a constant: every group's address is a
-// constant offset of one, which took the q128 kernel's spill away (20 local loads and
-// stores in its SASS, 0 after). Taking each aligned 8 rows in the order 0, 4, 1, 5, … so
-// that a half-warp's two 8-byte stores fall 16 banks apart (ncu, session 20: 4.3
-// wavefronts a store request) was measured beside it and gained nothing (session 21,
-// `docs/gpu-runs/2026-12-02-s21/1-coarse-ab/`, `rows`: the score matrix 65.3 µs on images
-// × 2 like main's, device QPS within the noise).
-template <int THREADS>
-__device__ __forceinline__ int ch_query_row(int u) {
-    static_assert(THREADS % (8 * (CH_KC / 4)) == 0, "whole groups of 8 rows a round");
-    const int j = (int)threadIdx.x / (CH_KC / 4);
-    return j + THREADS / (CH_KC / 4) * u;
-}
+#include "coarse_tile.cuh"
 
 // One chunk's query values of this thread: group u is row ch_query_row(u), dimensions
 // 4 (threadIdx.x % 8) … + 3 of the chunk, held as stored (`ok`: which groups are real;
@@ -115,39 +87,6 @@ __device__ __forceinline__ void ch_store_queries(ChQueries<WQ>& r, __half* qs, i
     }
 }
 
-// Starts the copy of the chunk at dimension k0 of centres c0 … c0 + 63, both halves, into
-// cs (hi rows, then lo rows, CH_LD halves a row). `halves`: hi of every padded row, then
-// lo, `dim_pad` halves a row, `n_pad` rows each.
-template <int WQ>
-__device__ __forceinline__ void ch_copy_centres(__half* cs, const unsigned short* halves, int dim_pad, int n_pad,
-                                                int c0, int k0) {
-    using T = ChTile<WQ>;
-    // Copy e = threadIdx.x + THREADS · u is piece e % 4 of row e / 4 of hi then lo rows:
-    // with THREADS / 4 dividing CH_TC, its part and its row's distance from threadIdx.x / 4
-    // are constants of u, so that the copies of u are constant offsets of one address.
-    static_assert(CH_TC % (T::THREADS / (CH_KC / 8)) == 0, "a round of copies within one part");
-    #pragma unroll
-    for (int u = 0; u < T::CCOPIES; ++u) {
-        const int rows_before = T::THREADS / (CH_KC / 8) * u;
-        const int part = rows_before / CH_TC;
-        const int row = (int)threadIdx.x / (CH_KC / 8) + rows_before % CH_TC;
-        const int piece = (int)threadIdx.x % (CH_KC / 8);
-        const unsigned short* src =
-            halves + ((long long)part * n_pad + c0 + row) * dim_pad + k0 + 8 * piece;
-        const unsigned dst = mma_shared_address(cs + (part * CH_TC + row) * CH_LD + 8 * piece);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-#define CH_PARAMS                                                                              \
-    const unsigned char* __restrict__ queries, int nq, int dim, int metric,                   \
-    const unsigned short* __restrict__ halves, const float* __restrict__ center_norms,        \
-    int n_centers, int query_base, int dim_pad, int n_pad, float inv_scale,                    \
-    float* __restrict__ scores, int* __restrict__ bad_query
-#define CH_ARGS queries, nq, dim, metric, halves, center_norms, n_centers, query_base, dim_pad, n_pad, \
-    inv_scale, scores, bad_query
-
 // qs: two stages of TQ query rows; cs: two stages of CH_TC hi rows then CH_TC lo rows.
 template <int WQ, bool VEC4>
 __device__ __forceinline__ void ch_scores(CH_PARAMS, __half* qs, __half* cs)
@@ -171,7 +110,7 @@ __device__ __forceinline__ void ch_scores(CH_PARAMS, __half* qs, __half* cs)
 
     int bad = 0x7fffffff;
     ChQueries<WQ> next;
-    ch_copy_centres<WQ>(cs, halves, dim_pad, n_pad, c0, 0);
+    ch_copy_centres<WQ>(cs, split, dim_pad, n_pad, c0, 0);
     ch_load_queries<WQ, VEC4>(next, queries, nq, dim, q0, 0);
     ch_store_queries<WQ, VEC4>(next, qs, q0, bad);
     for (int k0 = 0, s = 0; k0 < dim; k0 += CH_KC, s ^= 1) {
@@ -179,7 +118,7 @@ __device__ __forceinline__ void ch_scores(CH_PARAMS, __half* qs, __half* cs)
         __syncthreads();  // this chunk is staged; the other stage's last readers are done
         const bool more = k0 + CH_KC < dim;
         if (more) {
-            ch_copy_centres<WQ>(cs + (s ^ 1) * T::CSTAGE, halves, dim_pad, n_pad, c0, k0 + CH_KC);
+            ch_copy_centres<WQ>(cs + (s ^ 1) * T::CSTAGE, split, dim_pad, n_pad, c0, k0 + CH_KC);
             ch_load_queries<WQ, VEC4>(next, queries, nq, dim, q0, k0 + CH_KC);
         }
         const __half* q = qs + s * T::QSTAGE + qa;

@@ -24,15 +24,18 @@ __device__ __forceinline__ void mma_ldsm_x2(unsigned& r0, unsigned& r1, const vo
                  : "r"(mma_shared_address(p)));
 }
 
-// A function `name` for c += a · b by one mma.sync of `form` with an f32 accumulator of
-// four registers, A of four and B of two (every form used here).
-#define MMA_M16N8_F32(name, form)                                                               \
-    __device__ __forceinline__ void name(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) { \
+// A function `name` for c += a · b by one mma.sync of `form` with an accumulator of four
+// registers of type ACC (register constraint CONSTRAINT), A of four and B of two (every
+// form used here); MMA_M16N8_F32 for the f32 accumulators.
+#define MMA_M16N8(name, form, ACC, CONSTRAINT)                                                   \
+    __device__ __forceinline__ void name(ACC (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) { \
         asm volatile("mma.sync.aligned." form " "                                                \
                      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"           \
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                            \
+                     : "+" CONSTRAINT(c[0]), "+" CONSTRAINT(c[1]), "+" CONSTRAINT(c[2]),         \
+                       "+" CONSTRAINT(c[3])                                                      \
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));            \
     }
+#define MMA_M16N8_F32(name, form) MMA_M16N8(name, form, float, "f")
 
 // 3xTF32 (mma.sync m16n8k8): each operand is split into its TF32 part (the f32 bits with
 // the low 13 mantissa bits cleared) and the rest (exact in f32, which the tensor core

@@ -27,6 +27,9 @@ pub struct DeviceCenters {
     pub(crate) norms: CudaSlice<f32>,
     /// The f16 split for the tensor-core score matrix, where queries are exact in f16.
     pub(crate) halves: Option<HalfCenters>,
+    /// The two 8-bit limbs for the 8-bit queries' score matrix ([`split_limbs`]), in
+    /// [`HalfCenters`]' layout.
+    pub(crate) limbs: Option<HalfCenters>,
     pub(crate) n: usize,
     pub(crate) dim: usize,
     metric: Metric,
@@ -60,31 +63,15 @@ fn pow2(e: i32) -> f32 {
 
 /// Splits `dim`-wide `centers` into [`HalfCenters`]' layout.
 pub(crate) fn split_halves(centers: &[f32], dim: usize) -> HalfSplit {
-    let n = centers.len() / dim;
-    let (n_pad, dim_pad) = (
-        n.next_multiple_of(HALF_TILE_CENTERS),
-        dim.next_multiple_of(HALF_CHUNK_DIMS),
-    );
-    let max_abs = centers.iter().fold(0f32, |m, v| m.max(v.abs()));
-    // The exponent of the largest magnitude, read from its bits (log2 may round up
-    // just below a power of two); none for zero or non-finite centres.
-    let scale = if max_abs > 0.0 && max_abs.is_finite() {
-        let top = ((max_abs.to_bits() >> 23) & 0xff) as i32 - 127;
-        (HALF_TOP_EXPONENT - top).clamp(-126, 126)
-    } else {
-        0
-    };
-    let factor = pow2(scale);
-    let mut halves = vec![0u16; 2 * n_pad * dim_pad];
-    let (hi, lo) = halves.split_at_mut(n_pad * dim_pad);
-    for (c, row) in centers.chunks(dim).enumerate() {
-        for (d, &v) in row.iter().enumerate() {
-            let scaled = v * factor;
-            let big = f16::from_f32(scaled);
-            hi[c * dim_pad + d] = big.to_bits();
-            lo[c * dim_pad + d] = f16::from_f32(scaled - big.to_f32()).to_bits();
-        }
-    }
+    let dim_pad = dim.next_multiple_of(HALF_CHUNK_DIMS);
+    let scale = top_scale(centers);
+    let (halves, n_pad) = cut_rows(centers, dim, dim_pad, pow2(scale), |scaled| {
+        let big = f16::from_f32(scaled);
+        (
+            big.to_bits(),
+            f16::from_f32(scaled - big.to_f32()).to_bits(),
+        )
+    });
     HalfSplit {
         halves,
         dim_pad,
@@ -93,10 +80,81 @@ pub(crate) fn split_halves(centers: &[f32], dim: usize) -> HalfSplit {
     }
 }
 
+/// Each value of the `dim`-wide `centers`, times `factor`, cut by `cut` into two parts:
+/// the first parts' rows, then the second parts', each `row_len` long and padded with
+/// zeros, and their rows padded to a multiple of [`HALF_TILE_CENTERS`] (returned).
+fn cut_rows<T: Copy + Default>(
+    centers: &[f32],
+    dim: usize,
+    row_len: usize,
+    factor: f32,
+    cut: impl Fn(f32) -> (T, T),
+) -> (Vec<T>, usize) {
+    let n_pad = (centers.len() / dim).next_multiple_of(HALF_TILE_CENTERS);
+    let mut parts = vec![T::default(); 2 * n_pad * row_len];
+    let (first, second) = parts.split_at_mut(n_pad * row_len);
+    for (c, row) in centers.chunks(dim).enumerate() {
+        for (d, &v) in row.iter().enumerate() {
+            (first[c * row_len + d], second[c * row_len + d]) = cut(v * factor);
+        }
+    }
+    (parts, n_pad)
+}
+
+/// Dimensions of a chunk of the 8-bit score matrix (`CI_KC` in kernels/coarse_imma.cu:
+/// 64 bytes, as the f16 form's 32 halves): the limb rows' width is padded to a multiple.
+pub(crate) const LIMB_CHUNK_DIMS: usize = 2 * HALF_CHUNK_DIMS;
+/// The widest dimension the 8-bit score matrix takes: a query's products with the low
+/// limb (≤ 255 · 255 a dimension) must stay within its s32 accumulator.
+pub(crate) const LIMB_MAX_DIM: usize = (i32::MAX as usize) / (255 * 255);
+
+/// Cuts `dim`-wide `centers` into two 8-bit limbs for the 8-bit queries' score matrix
+/// (kernels/coarse_imma.cu): each value scaled by `2^scale` (the largest magnitude then
+/// in [2^14, 2^15)) and rounded to an integer `v = 256 hi + lo`, `hi` signed and `lo` in
+/// 0 ..= 255 — the value to 2^-16 of the largest magnitude. The limb rows are stored as
+/// [`HalfCenters`]' are (every hi row, then every lo row, rows padded with zeros to
+/// [`HALF_TILE_CENTERS`] rows and [`LIMB_CHUNK_DIMS`] bytes), two bytes a 16-bit word:
+/// `dim_pad` counts the words.
+pub(crate) fn split_limbs(centers: &[f32], dim: usize) -> HalfSplit {
+    let row_bytes = dim.next_multiple_of(LIMB_CHUNK_DIMS);
+    let scale = top_scale(centers);
+    let (bytes, n_pad) = cut_rows(centers, dim, row_bytes, pow2(scale), |scaled| {
+        let whole = scaled.round().clamp(-32768.0, 32767.0) as i32;
+        (
+            whole.div_euclid(256) as i8 as u8,
+            whole.rem_euclid(256) as u8,
+        )
+    });
+    HalfSplit {
+        halves: bytes
+            .chunks(2)
+            .map(|w| u16::from_le_bytes([w[0], w[1]]))
+            .collect(),
+        dim_pad: row_bytes / 2,
+        n_pad,
+        inv_scale: pow2(-scale),
+    }
+}
+
+/// The power of two that puts the largest magnitude of `centers` in [2^14, 2^15) (0 for
+/// zero or non-finite centres).
+fn top_scale(centers: &[f32]) -> i32 {
+    let max_abs = centers.iter().fold(0f32, |m, v| m.max(v.abs()));
+    // The exponent of the largest magnitude, read from its bits (log2 may round up
+    // just below a power of two).
+    if max_abs > 0.0 && max_abs.is_finite() {
+        let top = ((max_abs.to_bits() >> 23) & 0xff) as i32 - 127;
+        (HALF_TOP_EXPONENT - top).clamp(-126, 126)
+    } else {
+        0
+    }
+}
+
 impl DeviceCenters {
     /// Uploads `centers` (`dim` wide, row-major) for ranking queries of `query_type` by
     /// `metric`; for f16 and 8-bit queries on sm_80 and later also their f16 split (as
-    /// many bytes again as the centres, padded).
+    /// many bytes again as the centres, padded), and for 8-bit queries their 8-bit limbs
+    /// (half that).
     pub fn upload(
         gpu: &Gpu,
         centers: &[f32],
@@ -121,21 +179,26 @@ impl DeviceCenters {
                 }
             })
             .collect();
-        let halves = if query_type != DType::F32 && gpu.compute_capability().major >= 8 {
-            let split = split_halves(centers, dim);
-            Some(HalfCenters {
+        let mma = gpu.compute_capability().major >= 8;
+        let upload = |split: HalfSplit| -> Result<HalfCenters> {
+            Ok(HalfCenters {
                 halves: gpu.upload(&split.halves)?,
                 dim_pad: split.dim_pad,
                 n_pad: split.n_pad,
                 inv_scale: split.inv_scale,
             })
-        } else {
-            None
         };
+        let halves = (mma && query_type != DType::F32)
+            .then(|| upload(split_halves(centers, dim)))
+            .transpose()?;
+        let limbs = (mma && matches!(query_type, DType::I8 | DType::U8) && dim <= LIMB_MAX_DIM)
+            .then(|| upload(split_limbs(centers, dim)))
+            .transpose()?;
         Ok(DeviceCenters {
             centers: gpu.upload(centers)?,
             norms: gpu.upload(&norms)?,
             halves,
+            limbs,
             n: norms.len(),
             dim,
             metric,
@@ -221,6 +284,49 @@ mod tests {
                 (16384.0..=32768.0).contains(&scaled_max),
                 "{spread:?}: {scaled_max}"
             );
+        }
+    }
+
+    #[test]
+    fn the_two_limbs_hold_each_centre_to_2_16_of_the_largest() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for spread in [(1e-6f64, 1e6f64), (100.0, 255.0), (-128.0, 127.0)] {
+            let (dim, n) = (70, 65);
+            let centers: Vec<f32> = (0..dim * n)
+                .map(|_| (spread.0 + (spread.1 - spread.0) * next()) as f32)
+                .collect();
+            let max_abs = centers.iter().fold(0f32, |m, v| m.max(v.abs())) as f64;
+            let split = split_limbs(&centers, dim);
+            assert_eq!((split.n_pad, split.dim_pad), (128, 64));
+            let bytes: Vec<u8> = split.halves.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let row_bytes = 2 * split.dim_pad;
+            let limb_value = |c: usize, d: usize| {
+                let hi = bytes[c * row_bytes + d] as i8 as f64;
+                let lo = bytes[(split.n_pad + c) * row_bytes + d] as f64;
+                (256.0 * hi + lo) * split.inv_scale as f64
+            };
+            for c in 0..split.n_pad {
+                for d in 0..row_bytes {
+                    let v = if c < n && d < dim {
+                        centers[c * dim + d] as f64
+                    } else {
+                        0.0
+                    };
+                    let err = (limb_value(c, d) - v).abs();
+                    // Half a unit of the scaled integers: the largest magnitude is at
+                    // least 2^14 of them.
+                    assert!(
+                        err <= max_abs * 2f64.powi(-15),
+                        "{spread:?} centre {c} dim {d}: {v} off by {err}"
+                    );
+                }
+            }
         }
     }
 

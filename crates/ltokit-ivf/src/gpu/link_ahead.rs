@@ -299,9 +299,7 @@ mod tests {
         assert_eq!(names[0], "train_rows_u8");
         assert_eq!(names[2], "row_norms_u8");
         assert!(names[3].starts_with("scan_c16_u8_"), "{names:?}");
-        assert!(names
-            .iter()
-            .any(|n| n.starts_with("coarse_scores_h16_q") && n.ends_with("_u8")));
+        assert!(names.iter().any(|n| n == "coarse_scores_imma_q64_u8"));
         for n in &names {
             bundle
                 .plan(n, target)

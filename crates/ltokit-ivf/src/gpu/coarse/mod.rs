@@ -273,7 +273,7 @@ impl IvfGpu {
         // The kernel and tile of the batch size the caller planned for, which may be
         // larger than this batch.
         let planned = q.planned.max(nq);
-        let score_kernel = matrix_arith.score_kernel(dtype, (planned, n));
+        let score_kernel = matrix_arith.score_kernel(dtype, centers.dim, (planned, n));
         let (select_spec, _) = self.select_kernel_now(n_probes, n)?;
         let select_queries = select_queries_per_block(capacity(n_probes)?);
         let (tile_queries, tile_centers, threads) = score_kernel.tile;
@@ -289,7 +289,12 @@ impl IvfGpu {
         let mut scratch = self.coarse_scratch.lock();
         let matrix = scratch.matrix.at_least(gpu, part * n)?;
         let (n_i, probes_i) = (n as i32, n_probes as i32);
-        let halves = match (score_kernel.halves, &centers.halves) {
+        let split = if score_kernel.limbs {
+            &centers.limbs
+        } else {
+            &centers.halves
+        };
+        let halves = match (score_kernel.halves, split) {
             (false, _) => None,
             (true, Some(h)) => Some((h, (h.dim_pad as i32, h.n_pad as i32))),
             (true, None) => {

@@ -8,6 +8,7 @@ use ltokit::launch::{Elem, Extent, Param};
 use ltokit::{Error, Result};
 
 use crate::data::DType;
+use crate::gpu::centers::LIMB_MAX_DIM;
 use crate::gpu::list_major::TileArith;
 use crate::gpu::merge::{merge_kernel, SORT_MAX_CANDIDATES};
 use crate::gpu::{capacity, coarse_plan_name, KernelSpec};
@@ -167,31 +168,50 @@ impl MatrixArith {
         }
     }
 
-    /// The score kernel for `nq` queries of `dtype` over `n_centers` centres: its plan,
-    /// parameters and tile follow the matrix's part ([`matrix_part`]).
-    pub(super) fn score_kernel(self, dtype: DType, (nq, n_centers): (usize, usize)) -> ScoreKernel {
+    /// The score kernel for `nq` `dim`-wide queries of `dtype` over `n_centers` centres:
+    /// its plan, parameters and tile follow the matrix's part ([`matrix_part`]).
+    pub(super) fn score_kernel(
+        self,
+        dtype: DType,
+        dim: usize,
+        (nq, n_centers): (usize, usize),
+    ) -> ScoreKernel {
         let name = dtype.name();
         match (
             self,
             self.half_tile(dtype, (matrix_part(nq, n_centers), n_centers)),
         ) {
+            // 8-bit queries on the integer tensor cores against the centres' limbs
+            // (kernels/coarse_imma.cu), in 64-query tiles of 8 warps.
+            (_, Some(_)) if matches!(dtype, DType::I8 | DType::U8) && dim <= LIMB_MAX_DIM => {
+                ScoreKernel {
+                    plan: format!("coarse_scores_imma_q64_{name}"),
+                    signature: SCORES_H16_SIGNATURE,
+                    tile: (64, HALF_CENTER_TILE, 256),
+                    halves: true,
+                    limbs: true,
+                }
+            }
             (_, Some(tq)) => ScoreKernel {
                 plan: format!("coarse_scores_h16_q{tq}_{name}"),
                 signature: SCORES_H16_SIGNATURE,
                 tile: (tq, HALF_CENTER_TILE, (tq / 32 * 64) as u32),
                 halves: true,
+                limbs: false,
             },
             (MatrixArith::TensorCores, None) => ScoreKernel {
                 plan: format!("coarse_scores_mma_{name}"),
                 signature: SCORES_SIGNATURE,
                 tile: (32, 64, 128),
                 halves: false,
+                limbs: false,
             },
             (MatrixArith::CudaCores, None) => ScoreKernel {
                 plan: format!("coarse_scores_{name}"),
                 signature: SCORES_SIGNATURE,
                 tile: (64, 64, 256),
                 halves: false,
+                limbs: false,
             },
         }
     }
@@ -203,8 +223,11 @@ pub(super) struct ScoreKernel {
     pub(super) signature: &'static [Param],
     /// (queries, centres) of a block's tile, and its threads.
     pub(super) tile: (usize, usize, u32),
-    /// Whether it multiplies against the centres' f16 split (kernels/coarse_h16.cu).
+    /// Whether it multiplies against the centres' f16 split (kernels/coarse_h16.cu), or
+    /// with `limbs` against their 8-bit limbs (kernels/coarse_imma.cu).
     pub(super) halves: bool,
+    /// Whether the split it takes is the 8-bit limbs.
+    pub(super) limbs: bool,
 }
 
 impl ScoreKernel {
@@ -284,7 +307,7 @@ pub(super) fn coarse_kernels_selecting(
     select: impl FnOnce() -> Result<(KernelSpec, bool)>,
 ) -> Result<(Vec<KernelSpec>, bool)> {
     if nq >= MATRIX_MIN_QUERIES {
-        let score = matrix.score_kernel(dtype, (nq, n_centers)).spec();
+        let score = matrix.score_kernel(dtype, dim, (nq, n_centers)).spec();
         let (select, stands_in) = select()?;
         return Ok((vec![score, select], stands_in));
     }
@@ -375,13 +398,21 @@ mod tests {
         // The plans the bundle names (kernels/bundle.json); the tensor-core tiles give a
         // 1,000 × 256 batch twice the blocks (128 against 64, of the H200's 132 SMs).
         let images = (10_000, 256);
-        let plan = |a: MatrixArith, dtype| a.score_kernel(dtype, images).plan;
-        assert_eq!(plan(TensorCores, DType::U8), "coarse_scores_h16_q64_u8");
-        assert!(TensorCores.score_kernel(DType::U8, images).halves);
+        let plan = |a: MatrixArith, dtype| a.score_kernel(dtype, 784, images).plan;
+        assert_eq!(plan(TensorCores, DType::U8), "coarse_scores_imma_q64_u8");
+        assert!(TensorCores.score_kernel(DType::U8, 784, images).limbs);
+        assert_eq!(plan(TensorCores, DType::F16), "coarse_scores_h16_q64_f16");
+        assert!(TensorCores.score_kernel(DType::F16, 784, images).halves);
+        // 8-bit queries too wide for the limbs' s32 sums take the f16 split.
+        let wide = TensorCores.score_kernel(DType::I8, LIMB_MAX_DIM + 1, images);
+        assert_eq!(
+            (wide.plan.as_str(), wide.limbs),
+            ("coarse_scores_h16_q64_i8", false)
+        );
         assert_eq!(plan(TensorCores, DType::F32), "coarse_scores_mma_f32");
         assert_eq!(plan(CudaCores, DType::F16), "coarse_scores_f16");
         let blocks = |a: MatrixArith| {
-            let (tq, tc, _) = a.score_kernel(DType::F32, (1000, 256)).tile;
+            let (tq, tc, _) = a.score_kernel(DType::F32, 784, (1000, 256)).tile;
             1000usize.div_ceil(tq) * 256usize.div_ceil(tc)
         };
         assert_eq!((blocks(TensorCores), blocks(CudaCores)), (128, 64));
@@ -389,7 +420,7 @@ mod tests {
         let names: Vec<&str> = kernels.iter().map(|k| k.plan.as_str()).collect();
         assert_eq!(
             names,
-            ["coarse_scores_h16_q128_i8", "coarse_select_rows_c16"]
+            ["coarse_scores_imma_q64_i8", "coarse_select_rows_c16"]
         );
         assert_eq!(kernels[0].signature, SCORES_H16_SIGNATURE);
         // The selection holds rows of 257 to 1,024 centres in registers, for up to 32
@@ -458,7 +489,7 @@ mod tests {
         assert_eq!(half_query_tile(1_000, 1024), None);
         assert_eq!(half_query_tile(1_000, 256), None);
         let plans = |dtype, shape| {
-            let scores = TensorCores.score_kernel(dtype, shape);
+            let scores = TensorCores.score_kernel(dtype, 128, shape);
             (scores.plan, scores.tile)
         };
         assert_eq!(
@@ -467,7 +498,7 @@ mod tests {
         );
         assert_eq!(
             plans(DType::U8, (4_000, 601)),
-            ("coarse_scores_h16_q64_u8".into(), (64, 64, 128))
+            ("coarse_scores_imma_q64_u8".into(), (64, 64, 256))
         );
         assert_eq!(
             plans(DType::F16, (2_000, 601)),
@@ -476,7 +507,7 @@ mod tests {
         // f32 queries and the CUDA cores never take it.
         assert_eq!(plans(DType::F32, (10_000, 256)).0, "coarse_scores_mma_f32");
         assert_eq!(
-            CudaCores.score_kernel(DType::U8, (10_000, 256)).plan,
+            CudaCores.score_kernel(DType::U8, 784, (10_000, 256)).plan,
             "coarse_scores_u8"
         );
     }

@@ -1,0 +1,174 @@
+// Entry fragment (sm_80 on): the coarse search's score matrix for 8-bit queries (i8, u8)
+// on the integer tensor cores — the same output as the f16 form (coarse_h16.cu), whose
+// tile, staging and copies it shares (coarse_tile.cuh), with each product formed by two
+// mma.sync m16n8k32 against the centres cut into two 8-bit limbs.
+//
+// The limbs arrive cut once per index (DeviceCenters, gpu/centers.rs `split_limbs`):
+// each centre value scaled by the power of two that puts the largest magnitude in
+// [2^14, 2^15), rounded to an integer v, then v = 256 hi + lo with hi signed (s8) and lo
+// in [0, 255] (u8): the value to 2^-16 of the largest magnitude. A query (u8 or s8) times
+// either limb is exact in s32, and so is its sum over a row (|q · hi| ≤ 255 · 128 · dim,
+// q · lo ≤ 255 · 255 · dim: dimensions up to 33,000, which the host checks). The epilogue
+// forms 256 · hi + lo in f32 and multiplies by 2^-scale.
+//
+// Against the f16 form, a chunk of 64 bytes holds 64 dimensions instead of 32, and each
+// 16-query × 8-centre block takes two IMMA a k step of 32 dimensions where the f16 form
+// takes four HMMA: half the tensor-core instructions, a third fewer ldmatrix, half the
+// shared memory and L2 bytes a dimension. Each warp multiplies 32 queries × 16 centres
+// (two accumulators a block, one for each limb), so a 64-centre tile takes four warps
+// across the centres; the queries' 8-byte groups are stored as loaded.
+#include "coarse.cuh"
+#include "coarse_tile.cuh"
+
+#define CI_WC 4                 // warps across the centres: 16 centres each
+#define CI_KC (2 * CH_KC)       // dimensions of a chunk (64 bytes, two m16n8k32 steps)
+
+// The IMMA of the query type: A (16 queries × 32 values) against B (8 centres' limb,
+// signed for hi, unsigned for lo), s32 accumulation.
+#if defined(IVF_DTYPE_i8)
+#define CI_FORM_HI "m16n8k32.row.col.s32.s8.s8.s32"
+#define CI_FORM_LO "m16n8k32.row.col.s32.s8.u8.s32"
+#else
+#define CI_FORM_HI "m16n8k32.row.col.s32.u8.s8.s32"
+#define CI_FORM_LO "m16n8k32.row.col.s32.u8.u8.s32"
+#endif
+MMA_M16N8(ci_imma_hi, CI_FORM_HI, int, "r")
+MMA_M16N8(ci_imma_lo, CI_FORM_LO, int, "r")
+
+// The tile's shape for WQ warps across the queries (and CI_WC across the centres): its
+// thread count is the f16 tile's of twice the warps across the queries, whose centre
+// copies (ch_copy_centres<2 WQ>) it shares.
+template <int WQ> struct CiTile {
+    static constexpr int TQ = 32 * WQ;                           // queries of a tile
+    static constexpr int THREADS = 32 * WQ * CI_WC;
+    static constexpr int QGROUPS = TQ * (CH_KC / 4) / THREADS;   // 8-byte query groups a thread stages
+    static constexpr int QSTAGE = TQ * CH_LD, CSTAGE = 2 * CH_TC * CH_LD;  // 16-bit words of a stage
+    static_assert(THREADS == ChTile<2 * WQ>::THREADS, "the copies of the f16 tile of twice the warps");
+};
+
+// One chunk's query bytes of this thread: group u is row ch_query_row(u), bytes
+// 8 (threadIdx.x % 8) … + 7 of the chunk (zeros past the batch or the dimension).
+template <int WQ> struct CiQueries { uint2 raw[CiTile<WQ>::QGROUPS]; };
+
+// VEC8: the dimension a multiple of 8 and the batch 8-byte aligned, so that a group is
+// one aligned load; else eight loads of one byte.
+template <int WQ, bool VEC8>
+__device__ __forceinline__ void ci_load_queries(CiQueries<WQ>& r, const unsigned char* queries, int nq, int dim,
+                                                int q0, int k0) {
+    using T = CiTile<WQ>;
+    #pragma unroll
+    for (int u = 0; u < T::QGROUPS; ++u) {
+        const int q = q0 + ch_query_row<T::THREADS>(u);
+        const int d = k0 + 8 * ((int)threadIdx.x % (CH_KC / 4));
+        const long long at = (long long)q * dim + d;
+        if (VEC8) {
+            const bool ok = q < nq && d < dim;
+            // Unconditional loads (position 0 stands in), every one in flight at once.
+            const uint2 v = *reinterpret_cast<const uint2*>(queries + (ok ? at : 0));
+            r.raw[u] = ok ? v : make_uint2(0u, 0u);
+        } else {
+            unsigned w[2] = {0u, 0u};
+            #pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                const bool ok = q < nq && d + i < dim;
+                const unsigned b = queries[ok ? at + i : 0];
+                w[i / 4] |= (ok ? b : 0u) << (8 * (i % 4));
+            }
+            r.raw[u] = make_uint2(w[0], w[1]);
+        }
+    }
+}
+
+// Stores a loaded chunk's query bytes (after the chunk in hand is multiplied: the empty
+// asm keeps the loads in flight behind it, as in coarse_h16.cu).
+template <int WQ>
+__device__ __forceinline__ void ci_store_queries(CiQueries<WQ>& r, unsigned char* qs) {
+    using T = CiTile<WQ>;
+    #pragma unroll
+    for (int u = 0; u < T::QGROUPS; ++u) {
+        const int row = ch_query_row<T::THREADS>(u);
+        const int col = 8 * ((int)threadIdx.x % (CH_KC / 4));
+        asm volatile("" : "+r"(r.raw[u].x), "+r"(r.raw[u].y));
+        *reinterpret_cast<uint2*>(qs + row * (2 * CH_LD) + col) = r.raw[u];
+    }
+}
+
+// The tile of 32 WQ queries × 64 centres, 4 WQ warps (warp w: queries 32 (w % WQ) …,
+// centres 16 (w / WQ) …). `dim_pad` counts the limb rows' 16-bit words (half their
+// bytes), as ch_copy_centres reads them. qs: two stages of TQ query rows of CH_LD words;
+// cs: two stages of CH_TC hi rows then CH_TC lo rows.
+template <int WQ, bool VEC8>
+__device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
+{
+    using T = CiTile<WQ>;
+    const int q0 = blockIdx.x * T::TQ, c0 = blockIdx.y * CH_TC;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wq = warp % WQ, wc = warp / WQ;
+    // ldmatrix row addresses in 16-bit words, as in coarse_h16.cu: A = 16 of the warp's
+    // queries at bytes k and k + 16; B = 8 centres, lanes 0–15 their hi limb, 16–31 lo.
+    const int qa = (wq * 32 + (lane & 7) + ((lane >> 3) & 1) * 8) * CH_LD + (lane >> 4) * 8;
+    const int cb = ((lane >> 4) * CH_TC + wc * 16 + (lane & 7)) * CH_LD + ((lane >> 3) & 1) * 8;
+    int hi[2][2][4], lo[2][2][4];
+    #pragma unroll
+    for (int m = 0; m < 2; ++m)
+        #pragma unroll
+        for (int n = 0; n < 2; ++n)
+            #pragma unroll
+            for (int j = 0; j < 4; ++j) hi[m][n][j] = lo[m][n][j] = 0;
+
+    CiQueries<WQ> next;
+    auto stage_q = [&](int s) { return reinterpret_cast<unsigned char*>(qs + s * T::QSTAGE); };
+    ch_copy_centres<WQ * 2>(cs, split, dim_pad, n_pad, c0, 0);
+    ci_load_queries<WQ, VEC8>(next, queries, nq, dim, q0, 0);
+    ci_store_queries<WQ>(next, stage_q(0));
+    for (int k0 = 0, s = 0; k0 < dim; k0 += CI_KC, s ^= 1) {
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        __syncthreads();  // this chunk is staged; the other stage's last readers are done
+        const bool more = k0 + CI_KC < dim;
+        if (more) {
+            ch_copy_centres<WQ * 2>(cs + (s ^ 1) * T::CSTAGE, split, dim_pad, n_pad, c0, (k0 + CI_KC) / 2);
+            ci_load_queries<WQ, VEC8>(next, queries, nq, dim, q0, k0 + CI_KC);
+        }
+        const __half* q = qs + s * T::QSTAGE + qa;
+        const __half* c = cs + s * T::CSTAGE + cb;
+        #pragma unroll
+        for (int k = 0; k < CH_KC; k += 16) {  // 16 words: a k step of 32 bytes
+            unsigned a[2][4];
+            mma_ldsm_x4(a[0], q + k);
+            mma_ldsm_x4(a[1], q + 16 * CH_LD + k);
+            #pragma unroll
+            for (int n = 0; n < 2; ++n) {
+                unsigned b[4];  // hi at k, hi at k + 16 bytes, lo at k, lo at k + 16 bytes
+                mma_ldsm_x4(b, c + n * 8 * CH_LD + k);
+                #pragma unroll
+                for (int m = 0; m < 2; ++m) {
+                    ci_imma_lo(lo[m][n], a[m], b[2], b[3]);
+                    ci_imma_hi(hi[m][n], a[m], b[0], b[1]);
+                }
+            }
+        }
+        if (more) ci_store_queries<WQ>(next, stage_q(s ^ 1));
+    }
+    #pragma unroll
+    for (int n = 0; n < 2; ++n)
+        coarse_store_blocks<2>(scores, nq, n_centers, metric, center_norms, inv_scale, q0 + wq * 32,
+                               c0 + wc * 16 + n * 8,
+                               [&](int m, int j) { return fmaf(256.f, (float)hi[m][n][j], (float)lo[m][n][j]); });
+}
+
+template <int WQ>
+__device__ __forceinline__ void ci_kernel(CH_PARAMS)
+{
+    using T = CiTile<WQ>;
+    __shared__ __align__(16) __half qs[2 * T::QSTAGE];
+    __shared__ __align__(16) __half cs[2 * T::CSTAGE];
+    if (dim % 8 == 0 && (reinterpret_cast<size_t>(queries) & 7) == 0) ci_scores<WQ, true>(CH_ARGS, qs, cs);
+    else ci_scores<WQ, false>(CH_ARGS, qs, cs);
+}
+
+// Tiles of 64 queries (8 warps, 64 accumulator registers a thread where the f16 form has
+// 32): three blocks an SM, 24 warps. (128-query tiles would need 16 warps a block, whose
+// round of centre copies spans both limbs' rows: not written.)
+extern "C" __global__ void __launch_bounds__(256, 3) ivf_coarse_scores_imma_q64_kernel(CH_PARAMS) {
+    ci_kernel<2>(CH_ARGS);
+}
