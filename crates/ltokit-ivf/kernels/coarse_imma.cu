@@ -4,12 +4,13 @@
 // mma.sync m16n8k32 against the centres cut into two 8-bit limbs.
 //
 // The limbs arrive cut once per index (DeviceCenters, gpu/centers.rs `split_limbs`):
-// each centre value scaled by the power of two that puts the largest magnitude in
-// [2^14, 2^15), rounded to an integer v, then v = 256 hi + lo with hi signed (s8) and lo
-// in [0, 255] (u8): the value to 2^-16 of the largest magnitude. A query (u8 or s8) times
-// either limb is exact in s32, and so is its sum over a row (|q · hi| ≤ 255 · 128 · dim,
-// q · lo ≤ 255 · 255 · dim: dimensions up to 33,000, which the host checks). The epilogue
-// forms 256 · hi + lo in f32 and multiplies by 2^-scale.
+// each centre scaled by the power of two that puts its largest magnitude in [2^14, 2^15),
+// each value rounded to an integer v, then v = 256 hi + lo with hi signed (s8) and lo in
+// [0, 255] (u8): the value to 2^-16 of its centre's largest magnitude. A query (u8 or s8)
+// times either limb is exact in s32, and so is its sum over a row (|q · hi| ≤ 255 · 128 ·
+// dim, q · lo ≤ 255 · 255 · dim: dimensions up to 33,000, which the host checks). The
+// epilogue forms 256 · hi + lo in f32 and multiplies by the centre's 2^-scale, stored as
+// f32 after the limb rows (`split` + 2 n_pad dim_pad words; the host's `inv_scale` is 1).
 //
 // Against the f16 form, a chunk of 64 bytes holds 64 dimensions instead of 32, and each
 // 16-query × 8-centre block takes two IMMA a k step of 32 dimensions where the f16 form
@@ -149,11 +150,17 @@ __device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
         }
         if (more) ci_store_queries<WQ>(next, stage_q(s ^ 1));
     }
+    // Each centre's scale (lane (g, t): centres 2 t and 2 t + 1 of each 8-centre block; the
+    // padded rows' are there too).
+    const float* row_scale = reinterpret_cast<const float*>(split + 2 * (long long)n_pad * dim_pad);
     #pragma unroll
-    for (int n = 0; n < 2; ++n)
+    for (int n = 0; n < 2; ++n) {
+        const float2 rs = *reinterpret_cast<const float2*>(row_scale + c0 + wc * 16 + n * 8 + 2 * (lane % 4));
         coarse_store_blocks<2>(scores, nq, n_centers, metric, center_norms, inv_scale, q0 + wq * 32,
-                               c0 + wc * 16 + n * 8,
-                               [&](int m, int j) { return fmaf(256.f, (float)hi[m][n][j], (float)lo[m][n][j]); });
+                               c0 + wc * 16 + n * 8, [&](int m, int j) {
+                                   return fmaf(256.f, (float)hi[m][n][j], (float)lo[m][n][j]) * ((j & 1) ? rs.y : rs.x);
+                               });
+    }
 }
 
 template <int WQ>

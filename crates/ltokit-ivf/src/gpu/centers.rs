@@ -109,22 +109,36 @@ pub(crate) const LIMB_CHUNK_DIMS: usize = 2 * HALF_CHUNK_DIMS;
 pub(crate) const LIMB_MAX_DIM: usize = (i32::MAX as usize) / (255 * 255);
 
 /// Cuts `dim`-wide `centers` into two 8-bit limbs for the 8-bit queries' score matrix
-/// (kernels/coarse_imma.cu): each value scaled by `2^scale` (the largest magnitude then
-/// in [2^14, 2^15)) and rounded to an integer `v = 256 hi + lo`, `hi` signed and `lo` in
-/// 0 ..= 255 — the value to 2^-16 of the largest magnitude. The limb rows are stored as
-/// [`HalfCenters`]' are (every hi row, then every lo row, rows padded with zeros to
-/// [`HALF_TILE_CENTERS`] rows and [`LIMB_CHUNK_DIMS`] bytes), two bytes a 16-bit word:
-/// `dim_pad` counts the words.
+/// (kernels/coarse_imma.cu): each centre scaled by its own power of two `2^s_c` (its
+/// largest magnitude then in [2^14, 2^15)) and each value rounded to an integer `v = 256
+/// hi + lo`, `hi` signed and `lo` in 0 ..= 255 — the value to 2^-16 of its centre's
+/// largest magnitude. A scale per centre, not one for all: with one, a far centre (an
+/// outlier cluster, or the GPU tests' empty list at 10^4 in every dimension) took the
+/// others' precision with it — on the H100 (session 31) a u8 × 40 query then ranked a
+/// list 532 above its best (of 311,055), where the f16 split, exact to 2^-22 of each
+/// value, never does. The limb rows are stored as [`HalfCenters`]' are (every hi row, then
+/// every lo row, rows padded with zeros to [`HALF_TILE_CENTERS`] rows and
+/// [`LIMB_CHUNK_DIMS`] bytes), two bytes a 16-bit word (`dim_pad` counts the words), then
+/// each padded row's `2^-s_c` as an f32 (two words; 1 for the padding rows), which the
+/// kernel multiplies into its products; `inv_scale` is 1.
 pub(crate) fn split_limbs(centers: &[f32], dim: usize) -> HalfSplit {
     let row_bytes = dim.next_multiple_of(LIMB_CHUNK_DIMS);
-    let scale = top_scale(centers);
-    let (bytes, n_pad) = cut_rows(centers, dim, row_bytes, pow2(scale), |scaled| {
-        let whole = scaled.round().clamp(-32768.0, 32767.0) as i32;
-        (
-            whole.div_euclid(256) as i8 as u8,
-            whole.rem_euclid(256) as u8,
-        )
-    });
+    let n = centers.len() / dim;
+    let n_pad = n.next_multiple_of(HALF_TILE_CENTERS);
+    let mut bytes = vec![0u8; 2 * n_pad * row_bytes];
+    let (hi, lo) = bytes.split_at_mut(n_pad * row_bytes);
+    let mut inv_scales = vec![1f32; n_pad];
+    for (c, row) in centers.chunks(dim).enumerate() {
+        let scale = top_scale(row);
+        inv_scales[c] = pow2(-scale);
+        let factor = pow2(scale);
+        for (d, &v) in row.iter().enumerate() {
+            let whole = (v * factor).round().clamp(-32768.0, 32767.0) as i32;
+            hi[c * row_bytes + d] = whole.div_euclid(256) as i8 as u8;
+            lo[c * row_bytes + d] = whole.rem_euclid(256) as u8;
+        }
+    }
+    bytes.extend(inv_scales.iter().flat_map(|s| s.to_le_bytes()));
     HalfSplit {
         halves: bytes
             .chunks(2)
@@ -132,7 +146,7 @@ pub(crate) fn split_limbs(centers: &[f32], dim: usize) -> HalfSplit {
             .collect(),
         dim_pad: row_bytes / 2,
         n_pad,
-        inv_scale: pow2(-scale),
+        inv_scale: 1.0,
     }
 }
 
@@ -288,7 +302,7 @@ mod tests {
     }
 
     #[test]
-    fn the_two_limbs_hold_each_centre_to_2_16_of_the_largest() {
+    fn the_two_limbs_hold_each_centre_to_2_16_of_its_largest_even_beside_a_far_one() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
             state ^= state << 13;
@@ -298,29 +312,42 @@ mod tests {
         };
         for spread in [(1e-6f64, 1e6f64), (100.0, 255.0), (-128.0, 127.0)] {
             let (dim, n) = (70, 65);
-            let centers: Vec<f32> = (0..dim * n)
+            let mut centers: Vec<f32> = (0..dim * n)
                 .map(|_| (spread.0 + (spread.1 - spread.0) * next()) as f32)
                 .collect();
-            let max_abs = centers.iter().fold(0f32, |m, v| m.max(v.abs())) as f64;
+            // A far centre, as the GPU tests' empty list (10^4 in every dimension, here
+            // 10^4 past the spread): it must not coarsen the others.
+            centers[..dim].fill((spread.1.abs() * 1e4) as f32);
             let split = split_limbs(&centers, dim);
             assert_eq!((split.n_pad, split.dim_pad), (128, 64));
+            assert_eq!(split.inv_scale, 1.0);
             let bytes: Vec<u8> = split.halves.iter().flat_map(|w| w.to_le_bytes()).collect();
             let row_bytes = 2 * split.dim_pad;
+            assert_eq!(bytes.len(), 2 * split.n_pad * row_bytes + 4 * split.n_pad);
+            let inv_scale = |c: usize| {
+                let at = 2 * split.n_pad * row_bytes + 4 * c;
+                f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as f64
+            };
             let limb_value = |c: usize, d: usize| {
                 let hi = bytes[c * row_bytes + d] as i8 as f64;
                 let lo = bytes[(split.n_pad + c) * row_bytes + d] as f64;
-                (256.0 * hi + lo) * split.inv_scale as f64
+                (256.0 * hi + lo) * inv_scale(c)
             };
             for c in 0..split.n_pad {
+                let row = if c < n {
+                    &centers[c * dim..(c + 1) * dim]
+                } else {
+                    &[][..]
+                };
+                let max_abs = row.iter().fold(0f32, |m, v| m.max(v.abs())) as f64;
+                if c >= n {
+                    assert_eq!(inv_scale(c), 1.0, "padding row {c}");
+                }
                 for d in 0..row_bytes {
-                    let v = if c < n && d < dim {
-                        centers[c * dim + d] as f64
-                    } else {
-                        0.0
-                    };
+                    let v = row.get(d).copied().unwrap_or(0.0) as f64;
                     let err = (limb_value(c, d) - v).abs();
-                    // Half a unit of the scaled integers: the largest magnitude is at
-                    // least 2^14 of them.
+                    // Half a unit of the centre's scaled integers: its largest magnitude
+                    // is at least 2^14 of them.
                     assert!(
                         err <= max_abs * 2f64.powi(-15),
                         "{spread:?} centre {c} dim {d}: {v} off by {err}"

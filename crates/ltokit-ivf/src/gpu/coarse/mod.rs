@@ -326,7 +326,7 @@ impl IvfGpu {
             // SAFETY: reads nb × dim query values of `dtype` (within the caller's checked
             // view), n × dim centre values — or the split's n_pad × dim_pad halves of each
             // part, n_pad ≥ n rounded up to a tile, dim_pad ≥ dim to a chunk, as uploaded
-            // together — and n norms, writes nb × n scores (the matrix holds part × n ≥
+            // together (the limbs with n_pad f32 scales after them) — and n norms, writes nb × n scores (the matrix holds part × n ≥
             // nb × n) and one flag.
             unsafe { launch.run() }?;
             let mut out = probes.slice_mut(start * n_probes..(start + nb) * n_probes);
