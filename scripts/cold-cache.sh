@@ -23,7 +23,7 @@ cold_cache() {
   # The binary that warms it: LTOKIT_EXE where a variant's build is timed.
   local exe=${LTOKIT_EXE:-gpu-run/bin/ltokit}
   "$exe" bundle inspect "$bundle" | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
-    | grep -E '^(kmeans_[a-z]+|layout_scatter|train_rows_[a-z0-9]+|coarse_scores_(mma_|h16_q[0-9]+_)?[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select(_rows)?_c1|row_norms_[a-z0-9]+)$' \
+    | grep -E '^(kmeans_[a-z]+|layout_scatter|train_rows_[a-z0-9]+|coarse_scores_(mma_|h16_q[0-9]+_|imma_q[0-9]+_)?[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select(_rows)?_c1|row_norms_[a-z0-9]+)$' \
     > "$dir/build-plans.txt" || return 1
   export CUDA_CACHE_PATH=$dir/nv
   "$exe" warmup --bundle "$bundle" --arch native \
