@@ -1,7 +1,8 @@
 //! The coarse centres on the device, with what the coarse kernels need of each: its norm
-//! (squared for L2) and, for queries exact in f16 (f16, i8, u8) on GPUs with f16 mma
-//! (sm_80 on), the centres split into two f16 halves for the score matrix
-//! (kernels/coarse_h16.cu).
+//! (squared for L2) and, on GPUs with mma.sync (sm_80 on), the centres split for the
+//! tensor-core score matrices — into two 8-bit limbs for i8 and u8 queries
+//! (kernels/coarse_imma.cu), into two f16 halves for f16 queries and for 8-bit queries too
+//! wide for the limbs (kernels/coarse_h16.cu).
 
 use half::f16;
 
@@ -28,10 +29,12 @@ pub struct DeviceCenters {
     /// The f16 split for the tensor-core score matrix, where queries are exact in f16.
     pub(crate) halves: Option<HalfCenters>,
     /// The two 8-bit limbs for the 8-bit queries' score matrix ([`split_limbs`]), in
-    /// [`HalfCenters`]' layout.
+    /// [`HalfCenters`]' layout, each centre's scale after the rows (its `inv_scale` is 1).
     pub(crate) limbs: Option<HalfCenters>,
     pub(crate) n: usize,
     pub(crate) dim: usize,
+    /// The query type the splits were made for ([`DeviceCenters::upload`]).
+    pub(crate) query_type: DType,
     metric: Metric,
 }
 
@@ -166,9 +169,9 @@ fn top_scale(centers: &[f32]) -> i32 {
 
 impl DeviceCenters {
     /// Uploads `centers` (`dim` wide, row-major) for ranking queries of `query_type` by
-    /// `metric`; for f16 and 8-bit queries on sm_80 and later also their f16 split (as
-    /// many bytes again as the centres, padded), and for 8-bit queries their 8-bit limbs
-    /// (half that).
+    /// `metric`; on sm_80 and later also, for 8-bit queries, their 8-bit limbs (half as many
+    /// bytes as the centres, padded), and for f16 queries (and 8-bit ones wider than
+    /// `LIMB_MAX_DIM`) their f16 split (as many bytes again).
     pub fn upload(
         gpu: &Gpu,
         centers: &[f32],
@@ -202,10 +205,13 @@ impl DeviceCenters {
                 inv_scale: split.inv_scale,
             })
         };
-        let halves = (mma && query_type != DType::F32)
+        // 8-bit queries take the limbs up to LIMB_MAX_DIM (`MatrixArith::score_kernel`),
+        // the f16 split only past it.
+        let limbs_apply = mma && matches!(query_type, DType::I8 | DType::U8) && dim <= LIMB_MAX_DIM;
+        let halves = (mma && query_type != DType::F32 && !limbs_apply)
             .then(|| upload(split_halves(centers, dim)))
             .transpose()?;
-        let limbs = (mma && matches!(query_type, DType::I8 | DType::U8) && dim <= LIMB_MAX_DIM)
+        let limbs = limbs_apply
             .then(|| upload(split_limbs(centers, dim)))
             .transpose()?;
         Ok(DeviceCenters {
@@ -215,6 +221,7 @@ impl DeviceCenters {
             limbs,
             n: norms.len(),
             dim,
+            query_type,
             metric,
         })
     }

@@ -299,7 +299,8 @@ impl IvfGpu {
             (true, Some(h)) => Some((h, (h.dim_pad as i32, h.n_pad as i32))),
             (true, None) => {
                 return Err(Error::InvalidArgument(format!(
-                    "these centres were uploaded for f32 queries; upload them for {dtype:?} queries (DeviceCenters::upload) to search {dtype:?} queries"
+                    "these centres were uploaded for {:?} queries; upload them for {dtype:?} queries (DeviceCenters::upload) to search {dtype:?} queries",
+                    centers.query_type
                 )))
             }
         };
