@@ -258,15 +258,20 @@ mod tests {
             * split.inv_scale as f64
     }
 
-    #[test]
-    fn the_two_halves_hold_each_centre_to_22_bits_at_every_magnitude() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
+    /// Uniform draws from [0, 1) by xorshift64 from `seed` (not zero).
+    fn uniform(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed;
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        }
+    }
+
+    #[test]
+    fn the_two_halves_hold_each_centre_to_22_bits_at_every_magnitude() {
+        let mut next = uniform(0x9e37_79b9_7f4a_7c15);
         // Magnitudes from 1e-6 to 1e6 in one set, and sets of small and of large values.
         for spread in [(1e-6f64, 1e6f64), (1e-3, 1e-2), (100.0, 255.0), (1e4, 3e5)] {
             let (dim, n) = (37, 70);
@@ -310,13 +315,7 @@ mod tests {
 
     #[test]
     fn the_two_limbs_hold_each_centre_to_2_16_of_its_largest_even_beside_a_far_one() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = uniform(0x2545_f491_4f6c_dd1d);
         for spread in [(1e-6f64, 1e6f64), (100.0, 255.0), (-128.0, 127.0)] {
             let (dim, n) = (70, 65);
             let mut centers: Vec<f32> = (0..dim * n)
