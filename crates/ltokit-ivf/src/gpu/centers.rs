@@ -68,13 +68,20 @@ fn pow2(e: i32) -> f32 {
 pub(crate) fn split_halves(centers: &[f32], dim: usize) -> HalfSplit {
     let dim_pad = dim.next_multiple_of(HALF_CHUNK_DIMS);
     let scale = top_scale(centers);
-    let (halves, n_pad) = cut_rows(centers, dim, dim_pad, pow2(scale), |scaled| {
-        let big = f16::from_f32(scaled);
-        (
-            big.to_bits(),
-            f16::from_f32(scaled - big.to_f32()).to_bits(),
-        )
-    });
+    let factor = pow2(scale);
+    let (halves, n_pad) = cut_rows(
+        centers,
+        dim,
+        dim_pad,
+        |_| factor,
+        |scaled| {
+            let big = f16::from_f32(scaled);
+            (
+                big.to_bits(),
+                f16::from_f32(scaled - big.to_f32()).to_bits(),
+            )
+        },
+    );
     HalfSplit {
         halves,
         dim_pad,
@@ -83,22 +90,24 @@ pub(crate) fn split_halves(centers: &[f32], dim: usize) -> HalfSplit {
     }
 }
 
-/// Each value of the `dim`-wide `centers`, times `factor`, cut by `cut` into two parts:
-/// the first parts' rows, then the second parts', each `row_len` long and padded with
-/// zeros, and their rows padded to a multiple of [`HALF_TILE_CENTERS`] (returned).
+/// Each value of the `dim`-wide `centers`, times its centre's `factor(c)`, cut by `cut`
+/// into two parts: the first parts' rows, then the second parts', each `row_len` long and
+/// padded with zeros, and their rows padded to a multiple of [`HALF_TILE_CENTERS`]
+/// (returned).
 fn cut_rows<T: Copy + Default>(
     centers: &[f32],
     dim: usize,
     row_len: usize,
-    factor: f32,
+    factor: impl Fn(usize) -> f32,
     cut: impl Fn(f32) -> (T, T),
 ) -> (Vec<T>, usize) {
     let n_pad = (centers.len() / dim).next_multiple_of(HALF_TILE_CENTERS);
     let mut parts = vec![T::default(); 2 * n_pad * row_len];
     let (first, second) = parts.split_at_mut(n_pad * row_len);
     for (c, row) in centers.chunks(dim).enumerate() {
+        let f = factor(c);
         for (d, &v) in row.iter().enumerate() {
-            (first[c * row_len + d], second[c * row_len + d]) = cut(v * factor);
+            (first[c * row_len + d], second[c * row_len + d]) = cut(v * f);
         }
     }
     (parts, n_pad)
@@ -126,22 +135,23 @@ pub(crate) const LIMB_MAX_DIM: usize = (i32::MAX as usize) / (255 * 255);
 /// kernel multiplies into its products; `inv_scale` is 1.
 pub(crate) fn split_limbs(centers: &[f32], dim: usize) -> HalfSplit {
     let row_bytes = dim.next_multiple_of(LIMB_CHUNK_DIMS);
-    let n = centers.len() / dim;
-    let n_pad = n.next_multiple_of(HALF_TILE_CENTERS);
-    let mut bytes = vec![0u8; 2 * n_pad * row_bytes];
-    let (hi, lo) = bytes.split_at_mut(n_pad * row_bytes);
-    let mut inv_scales = vec![1f32; n_pad];
-    for (c, row) in centers.chunks(dim).enumerate() {
-        let scale = top_scale(row);
-        inv_scales[c] = pow2(-scale);
-        let factor = pow2(scale);
-        for (d, &v) in row.iter().enumerate() {
-            let whole = (v * factor).round().clamp(-32768.0, 32767.0) as i32;
-            hi[c * row_bytes + d] = whole.div_euclid(256) as i8 as u8;
-            lo[c * row_bytes + d] = whole.rem_euclid(256) as u8;
-        }
-    }
-    bytes.extend(inv_scales.iter().flat_map(|s| s.to_le_bytes()));
+    let scales: Vec<i32> = centers.chunks(dim).map(top_scale).collect();
+    let (mut bytes, n_pad) = cut_rows(
+        centers,
+        dim,
+        row_bytes,
+        |c| pow2(scales[c]),
+        |scaled| {
+            let whole = scaled.round().clamp(-32768.0, 32767.0) as i32;
+            (
+                whole.div_euclid(256) as i8 as u8,
+                whole.rem_euclid(256) as u8,
+            )
+        },
+    );
+    // Each padded row's 2^-s_c (1 for the padding rows).
+    let inv_scales = (0..n_pad).map(|c| scales.get(c).map_or(1.0, |&s| pow2(-s)));
+    bytes.extend(inv_scales.flat_map(f32::to_le_bytes));
     HalfSplit {
         halves: bytes
             .chunks(2)
