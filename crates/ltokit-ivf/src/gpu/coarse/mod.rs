@@ -289,15 +289,15 @@ impl IvfGpu {
         let mut scratch = self.coarse_scratch.lock();
         let matrix = scratch.matrix.at_least(gpu, part * n)?;
         let (n_i, probes_i) = (n as i32, n_probes as i32);
-        let split = if score_kernel.limbs {
-            &centers.limbs
-        } else {
-            &centers.halves
+        let split = match score_kernel.split {
+            CenterSplit::None => None,
+            CenterSplit::Halves => Some(&centers.halves),
+            CenterSplit::Limbs => Some(&centers.limbs),
         };
-        let halves = match (score_kernel.halves, split) {
-            (false, _) => None,
-            (true, Some(h)) => Some((h, (h.dim_pad as i32, h.n_pad as i32))),
-            (true, None) => {
+        let halves = match split {
+            None => None,
+            Some(Some(h)) => Some((h, (h.dim_pad as i32, h.n_pad as i32))),
+            Some(None) => {
                 return Err(Error::InvalidArgument(format!(
                     "these centres were uploaded for {:?} queries; upload them for {dtype:?} queries (DeviceCenters::upload) to search {dtype:?} queries",
                     centers.query_type
@@ -325,10 +325,10 @@ impl IvfGpu {
             };
             let launch = launch.buffer_mut(&mut *matrix).buffer_mut(&mut *bad_query);
             // SAFETY: reads nb × dim query values of `dtype` (within the caller's checked
-            // view), n × dim centre values — or the split's n_pad × dim_pad halves of each
+            // view), n × dim centre values — or the split's n_pad × dim_pad words of each
             // part, n_pad ≥ n rounded up to a tile, dim_pad ≥ dim to a chunk, as uploaded
-            // together (the limbs with n_pad f32 scales after them) — and n norms, writes nb × n scores (the matrix holds part × n ≥
-            // nb × n) and one flag.
+            // together (the limbs with n_pad f32 scales after them) — and n norms, writes
+            // nb × n scores (the matrix holds part × n ≥ nb × n) and one flag.
             unsafe { launch.run() }?;
             let mut out = probes.slice_mut(start * n_probes..(start + nb) * n_probes);
             let cfg = LaunchConfig {

@@ -188,30 +188,26 @@ impl MatrixArith {
                     plan: format!("coarse_scores_imma_q64_{name}"),
                     signature: SCORES_H16_SIGNATURE,
                     tile: (64, HALF_CENTER_TILE, 256),
-                    halves: true,
-                    limbs: true,
+                    split: CenterSplit::Limbs,
                 }
             }
             (_, Some(tq)) => ScoreKernel {
                 plan: format!("coarse_scores_h16_q{tq}_{name}"),
                 signature: SCORES_H16_SIGNATURE,
                 tile: (tq, HALF_CENTER_TILE, (tq / 32 * 64) as u32),
-                halves: true,
-                limbs: false,
+                split: CenterSplit::Halves,
             },
             (MatrixArith::TensorCores, None) => ScoreKernel {
                 plan: format!("coarse_scores_mma_{name}"),
                 signature: SCORES_SIGNATURE,
                 tile: (32, 64, 128),
-                halves: false,
-                limbs: false,
+                split: CenterSplit::None,
             },
             (MatrixArith::CudaCores, None) => ScoreKernel {
                 plan: format!("coarse_scores_{name}"),
                 signature: SCORES_SIGNATURE,
                 tile: (64, 64, 256),
-                halves: false,
-                limbs: false,
+                split: CenterSplit::None,
             },
         }
     }
@@ -223,11 +219,19 @@ pub(super) struct ScoreKernel {
     pub(super) signature: &'static [Param],
     /// (queries, centres) of a block's tile, and its threads.
     pub(super) tile: (usize, usize, u32),
-    /// Whether it multiplies against the centres' f16 split (kernels/coarse_h16.cu), or
-    /// with `limbs` against their 8-bit limbs (kernels/coarse_imma.cu).
-    pub(super) halves: bool,
-    /// Whether the split it takes is the 8-bit limbs.
-    pub(super) limbs: bool,
+    /// Which split of the centres it multiplies against, if any.
+    pub(super) split: CenterSplit,
+}
+
+/// The form of the centres a score kernel multiplies against, beside their f32 values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CenterSplit {
+    /// None: the f32 centres themselves.
+    None,
+    /// Their f16 split (kernels/coarse_h16.cu).
+    Halves,
+    /// Their 8-bit limbs (kernels/coarse_imma.cu).
+    Limbs,
 }
 
 impl ScoreKernel {
@@ -400,14 +404,20 @@ mod tests {
         let images = (10_000, 256);
         let plan = |a: MatrixArith, dtype| a.score_kernel(dtype, 784, images).plan;
         assert_eq!(plan(TensorCores, DType::U8), "coarse_scores_imma_q64_u8");
-        assert!(TensorCores.score_kernel(DType::U8, 784, images).limbs);
+        assert_eq!(
+            TensorCores.score_kernel(DType::U8, 784, images).split,
+            CenterSplit::Limbs
+        );
         assert_eq!(plan(TensorCores, DType::F16), "coarse_scores_h16_q64_f16");
-        assert!(TensorCores.score_kernel(DType::F16, 784, images).halves);
+        assert_eq!(
+            TensorCores.score_kernel(DType::F16, 784, images).split,
+            CenterSplit::Halves
+        );
         // 8-bit queries too wide for the limbs' s32 sums take the f16 split.
         let wide = TensorCores.score_kernel(DType::I8, LIMB_MAX_DIM + 1, images);
         assert_eq!(
-            (wide.plan.as_str(), wide.limbs),
-            ("coarse_scores_h16_q64_i8", false)
+            (wide.plan.as_str(), wide.split),
+            ("coarse_scores_h16_q64_i8", CenterSplit::Halves)
         );
         assert_eq!(plan(TensorCores, DType::F32), "coarse_scores_mma_f32");
         assert_eq!(plan(CudaCores, DType::F16), "coarse_scores_f16");
