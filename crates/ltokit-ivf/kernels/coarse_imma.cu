@@ -51,9 +51,9 @@ template <int WQ> struct CiTile {
 // 8 (threadIdx.x % 8) … + 7 of the chunk (zeros past the batch or the dimension).
 template <int WQ> struct CiQueries { uint2 raw[CiTile<WQ>::QGROUPS]; };
 
-// VEC8: the dimension a multiple of 8 and the batch 8-byte aligned, so that a group is
-// one aligned load; else eight loads of one byte.
-template <int WQ, bool VEC8>
+// Loads one chunk's query bytes of this thread one byte at a time (queries whose groups
+// are not 8-byte aligned; the others are copied with cp.async: ci_copy_queries).
+template <int WQ>
 __device__ __forceinline__ void ci_load_queries(CiQueries<WQ>& r, const unsigned char* queries, int nq, int dim,
                                                 int q0, int k0) {
     using T = CiTile<WQ>;
@@ -62,21 +62,14 @@ __device__ __forceinline__ void ci_load_queries(CiQueries<WQ>& r, const unsigned
         const int q = q0 + ch_query_row<T::THREADS>(u);
         const int d = k0 + 8 * ((int)threadIdx.x % (CH_KC / 4));
         const long long at = (long long)q * dim + d;
-        if (VEC8) {
-            const bool ok = q < nq && d < dim;
-            // Unconditional loads (position 0 stands in), every one in flight at once.
-            const uint2 v = *reinterpret_cast<const uint2*>(queries + (ok ? at : 0));
-            r.raw[u] = ok ? v : make_uint2(0u, 0u);
-        } else {
-            unsigned w[2] = {0u, 0u};
-            #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                const bool ok = q < nq && d + i < dim;
-                const unsigned b = queries[ok ? at + i : 0];
-                w[i / 4] |= (ok ? b : 0u) << (8 * (i % 4));
-            }
-            r.raw[u] = make_uint2(w[0], w[1]);
+        unsigned w[2] = {0u, 0u};
+        #pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const bool ok = q < nq && d + i < dim;
+            const unsigned b = queries[ok ? at + i : 0];
+            w[i / 4] |= (ok ? b : 0u) << (8 * (i % 4));
         }
+        r.raw[u] = make_uint2(w[0], w[1]);
     }
 }
 
@@ -94,10 +87,66 @@ __device__ __forceinline__ void ci_store_queries(CiQueries<WQ>& r, unsigned char
     }
 }
 
+// Starts the copy of one chunk's query bytes of this thread (the groups of
+// ci_load_queries, 8-byte aligned: VEC8) into stage `qs` with cp.async, zeros past the
+// batch or the dimension; the caller commits the group.
+template <int WQ>
+__device__ __forceinline__ void ci_copy_queries(unsigned char* qs, const unsigned char* queries, int nq, int dim,
+                                                int q0, int k0) {
+    using T = CiTile<WQ>;
+    #pragma unroll
+    for (int u = 0; u < T::QGROUPS; ++u) {
+        const int row = ch_query_row<T::THREADS>(u);
+        const int col = 8 * ((int)threadIdx.x % (CH_KC / 4));
+        const int q = q0 + row, d = k0 + col;
+        const bool ok = q < nq && d < dim;
+        const unsigned char* src = queries + (ok ? (long long)q * dim + d : 0);
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;"
+                     :: "r"(mma_shared_address(qs + row * (2 * CH_LD) + col)), "l"(src), "r"(ok ? 8 : 0) : "memory");
+    }
+}
+
+// The warp's products of one staged chunk (q, c: its ldmatrix rows in the stage) into
+// its hi and lo accumulators.
+__device__ __forceinline__ void ci_multiply_chunk(const __half* q, const __half* c, int (&hi)[2][2][4],
+                                                  int (&lo)[2][2][4]) {
+    #pragma unroll
+    for (int k = 0; k < CH_KC; k += 16) {  // 16 words: a k step of 32 bytes
+        unsigned a[2][4];
+        mma_ldsm_x4(a[0], q + k);
+        mma_ldsm_x4(a[1], q + 16 * CH_LD + k);
+        #pragma unroll
+        for (int n = 0; n < 2; ++n) {
+            unsigned b[4];  // hi at k, hi at k + 16 bytes, lo at k, lo at k + 16 bytes
+            mma_ldsm_x4(b, c + n * 8 * CH_LD + k);
+            #pragma unroll
+            for (int m = 0; m < 2; ++m) {
+                ci_imma_lo(lo[m][n], a[m], b[2], b[3]);
+                ci_imma_hi(hi[m][n], a[m], b[0], b[1]);
+            }
+        }
+    }
+}
+
+// Stages of the cp.async pipeline (VEC8): chunks k + 1 and k + 2 in flight while chunk k
+// is multiplied. Three stages of queries and centres are 46,080 bytes of the 48 KiB of
+// static shared memory a kernel may declare.
+#define CI_STAGES 3
+
 // The tile of 32 WQ queries × 64 centres, 4 WQ warps (warp w: queries 32 (w % WQ) …,
 // centres 16 (w / WQ) …). `dim_pad` counts the limb rows' 16-bit words (half their
-// bytes), as ch_copy_centres reads them. qs: two stages of TQ query rows of CH_LD words;
-// cs: two stages of CH_TC hi rows then CH_TC lo rows.
+// bytes), as ch_copy_centres reads them. qs: CI_STAGES stages of TQ query rows of CH_LD
+// words; cs: as many of CH_TC hi rows then CH_TC lo rows.
+//   VEC8: the queries' bytes too are copied with cp.async, CI_STAGES stages deep — with
+//     one chunk in flight, the score matrix of the images (784 dimensions, 13 chunks)
+//     waited on its loads ("long scoreboard") in 41 % of its samples (ncu, session 32,
+//     `docs/gpu-runs/2026-12-06-s32/2-profiles/`). Measured on the H100 (session 32,
+//     `3-pdim-cimma3/`, `cimma3` against main, three rounds): the images' score matrix
+//     43.8 → 37.7 µs (× 2, ncu), device QPS at batch 10,000 images +4.1 / +1.1 / +1.3 /
+//     +1.1 % (2 / 5 / 10 / 20 probes), wide-i8 +0.0 to +0.6 %, lowdim-i8 (128
+//     dimensions: two chunks) −1.2 to +0.2 %, batch 1,000 −0.4 to +0.8 %;
+//   else: the queries' bytes one at a time through registers, two stages (loaded while
+//     the chunk before is multiplied, stored after it).
 template <int WQ, bool VEC8>
 __device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
 {
@@ -117,38 +166,45 @@ __device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
             #pragma unroll
             for (int j = 0; j < 4; ++j) hi[m][n][j] = lo[m][n][j] = 0;
 
-    CiQueries<WQ> next;
     auto stage_q = [&](int s) { return reinterpret_cast<unsigned char*>(qs + s * T::QSTAGE); };
-    ch_copy_centres<WQ * 2>(cs, split, dim_pad, n_pad, c0, 0);
-    ci_load_queries<WQ, VEC8>(next, queries, nq, dim, q0, 0);
-    ci_store_queries<WQ>(next, stage_q(0));
-    for (int k0 = 0, s = 0; k0 < dim; k0 += CI_KC, s ^= 1) {
-        asm volatile("cp.async.wait_all;" ::: "memory");
-        __syncthreads();  // this chunk is staged; the other stage's last readers are done
-        const bool more = k0 + CI_KC < dim;
-        if (more) {
-            ch_copy_centres<WQ * 2>(cs + (s ^ 1) * T::CSTAGE, split, dim_pad, n_pad, c0, (k0 + CI_KC) / 2);
-            ci_load_queries<WQ, VEC8>(next, queries, nq, dim, q0, k0 + CI_KC);
-        }
-        const __half* q = qs + s * T::QSTAGE + qa;
-        const __half* c = cs + s * T::CSTAGE + cb;
-        #pragma unroll
-        for (int k = 0; k < CH_KC; k += 16) {  // 16 words: a k step of 32 bytes
-            unsigned a[2][4];
-            mma_ldsm_x4(a[0], q + k);
-            mma_ldsm_x4(a[1], q + 16 * CH_LD + k);
-            #pragma unroll
-            for (int n = 0; n < 2; ++n) {
-                unsigned b[4];  // hi at k, hi at k + 16 bytes, lo at k, lo at k + 16 bytes
-                mma_ldsm_x4(b, c + n * 8 * CH_LD + k);
-                #pragma unroll
-                for (int m = 0; m < 2; ++m) {
-                    ci_imma_lo(lo[m][n], a[m], b[2], b[3]);
-                    ci_imma_hi(hi[m][n], a[m], b[0], b[1]);
-                }
+    if (VEC8) {
+        // Stage s takes chunks s, s + CI_STAGES, …; every round commits one group (empty
+        // past the last chunk), so that "all but the newest CI_STAGES - 2" is this chunk.
+        auto copy = [&](int chunk) {
+            const int k0 = chunk * CI_KC;
+            if (k0 < dim) {
+                const int s = chunk % CI_STAGES;
+                ci_copy_queries<WQ>(stage_q(s), queries, nq, dim, q0, k0);
+                ch_copy_centres<WQ * 2>(cs + s * T::CSTAGE, split, dim_pad, n_pad, c0, k0 / 2);
+            } else {
+                asm volatile("cp.async.commit_group;" ::: "memory");
             }
+        };
+        #pragma unroll
+        for (int chunk = 0; chunk < CI_STAGES - 1; ++chunk) copy(chunk);
+        for (int chunk = 0; chunk * CI_KC < dim; ++chunk) {
+            asm volatile("cp.async.wait_group %0;" :: "n"(CI_STAGES - 2) : "memory");
+            __syncthreads();  // this chunk is staged; the stage copied next was last read a round ago
+            copy(chunk + CI_STAGES - 1);
+            const int s = chunk % CI_STAGES;
+            ci_multiply_chunk(qs + s * T::QSTAGE + qa, cs + s * T::CSTAGE + cb, hi, lo);
         }
-        if (more) ci_store_queries<WQ>(next, stage_q(s ^ 1));
+    } else {
+        CiQueries<WQ> next;
+        ch_copy_centres<WQ * 2>(cs, split, dim_pad, n_pad, c0, 0);
+        ci_load_queries<WQ>(next, queries, nq, dim, q0, 0);
+        ci_store_queries<WQ>(next, stage_q(0));
+        for (int k0 = 0, s = 0; k0 < dim; k0 += CI_KC, s ^= 1) {
+            asm volatile("cp.async.wait_all;" ::: "memory");
+            __syncthreads();  // this chunk is staged; the other stage's last readers are done
+            const bool more = k0 + CI_KC < dim;
+            if (more) {
+                ch_copy_centres<WQ * 2>(cs + (s ^ 1) * T::CSTAGE, split, dim_pad, n_pad, c0, (k0 + CI_KC) / 2);
+                ci_load_queries<WQ>(next, queries, nq, dim, q0, k0 + CI_KC);
+            }
+            ci_multiply_chunk(qs + s * T::QSTAGE + qa, cs + s * T::CSTAGE + cb, hi, lo);
+            if (more) ci_store_queries<WQ>(next, stage_q(s ^ 1));
+        }
     }
     // Each centre's scale (lane (g, t): centres 2 t and 2 t + 1 of each 8-centre block; the
     // padded rows' are there too).
@@ -167,8 +223,8 @@ template <int WQ>
 __device__ __forceinline__ void ci_kernel(CH_PARAMS)
 {
     using T = CiTile<WQ>;
-    __shared__ __align__(16) __half qs[2 * T::QSTAGE];
-    __shared__ __align__(16) __half cs[2 * T::CSTAGE];
+    __shared__ __align__(16) __half qs[CI_STAGES * T::QSTAGE];
+    __shared__ __align__(16) __half cs[CI_STAGES * T::CSTAGE];
     if (dim % 8 == 0 && (reinterpret_cast<size_t>(queries) & 7) == 0) ci_scores<WQ, true>(CH_ARGS, qs, cs);
     else ci_scores<WQ, false>(CH_ARGS, qs, cs);
 }

@@ -367,7 +367,8 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
     let mut checked = 0;
     // (type, dimension): vector-width chunks, an odd dimension (padded to the k step), i8
     // × 128 (whose register-capped kernels are linked for their dimension: lmdim_128), an
-    // image-sized 8-bit one, and f16 × 256, whose mma tile keeps 80 candidates a query slot
+    // image-sized 8-bit one and i8 × 512 (the plain kernel linked for its dimension up to
+    // k 32: lmdim_784, lmdim_512), and f16 × 256, whose mma tile keeps 80 candidates a query slot
     // where the others keep 96 (tile::LmKernel::choose); every type both ways (mma.sync
     // where the GPU has it, and the portable FMA / WMMA tiles) for every tile size.
     let shapes = [
@@ -376,6 +377,7 @@ fn list_major_tiles_cover_every_probe_pattern_up_to_k_1024() {
         (DType::I8, 35),
         (DType::I8, 128),
         (DType::U8, 784),
+        (DType::I8, 512),
         (DType::F16, 256),
     ];
     let shapes = shapes

@@ -252,7 +252,7 @@ pub(crate) fn list_major_kernels(
                 kernel.plan_prefix(),
                 tile.name(),
                 kernel.tile_suffix(),
-                kernel.dim_suffix(lists.dim),
+                kernel.dim_suffix(lists.dim, tile, cap),
                 metric.name(),
                 filter.name()
             ),

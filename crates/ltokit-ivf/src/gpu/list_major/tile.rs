@@ -189,6 +189,17 @@ const MAX_CAPPED_CAPACITY: usize = 32;
 /// kernel's blocks fit three to an SM (wider rows take the plain kernel).
 pub(crate) const LINKED_DIMS: [usize; 7] = [64, 96, 100, 128, 200, 256, 384];
 
+/// Dimensions the plain kernel's 8-bit mma tiles are linked for as a constant (the axis
+/// `widedim` of kernels/bundle.json), for top-k capacities up to 32: wide rows whose
+/// blocks the capped kernels cannot fit three to an SM (the images' 784, wide-i8's 512).
+/// The link drops the register kernel's code from 86 to 62–64 KB (sm_90, no spill).
+/// Measured on the H100 (session 32, `docs/gpu-runs/2026-12-06-s32/3-pdim-cimma3/`, `pdim`
+/// against main, same call, three rounds): device QPS at batch 10,000 wide-i8 +2.7 /
+/// +4.4 / +5.3 % (10 / 20 / 50 probes), images +1.9 / −0.0 / +1.4 / +2.0 % (2 / 5 / 10 /
+/// 20), batch 1,000 +0.4 to +2.9 %; lowdim-i8 (the capped kernel, unchanged) within
+/// ±0.5 %.
+pub(crate) const WIDE_LINKED_DIMS: [usize; 2] = [512, 784];
+
 /// Which list-major scan kernel a shape links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LmKernel {
@@ -274,9 +285,13 @@ impl LmKernel {
     /// The plan name's dimension part: `_d<dim>` where the kernel is linked with the
     /// dimension as a constant (fragment `lmdim_<dim>`: the register-capped 8-bit kernels,
     /// dimensions in [`LINKED_DIMS`]), else empty (`lmdim_any`: the kernel's argument).
-    pub(crate) fn dim_suffix(self, dim: usize) -> String {
+    pub(crate) fn dim_suffix(self, dim: usize, tile: LmTile, cap: usize) -> String {
+        let wide_bytes = matches!(tile, LmTile::Mma(DType::I8 | DType::U8))
+            && cap <= 32
+            && WIDE_LINKED_DIMS.contains(&dim);
         match self {
             LmKernel::Capped { .. } if LINKED_DIMS.contains(&dim) => format!("_d{dim}"),
+            LmKernel::Plain { .. } if wide_bytes => format!("_d{dim}"),
             _ => String::new(),
         }
     }
@@ -628,11 +643,22 @@ mod tests {
     #[test]
     fn only_capped_kernels_of_the_listed_dimensions_link_the_dimension() {
         let three = LmKernel::Capped { blocks: 3 };
-        assert_eq!(three.dim_suffix(128), "_d128");
-        assert_eq!(LmKernel::Capped { blocks: 4 }.dim_suffix(64), "_d64");
-        assert_eq!(three.dim_suffix(130), "");
-        assert_eq!(LmKernel::Plain { wide_room: true }.dim_suffix(128), "");
-        assert_eq!(LmKernel::Plain { wide_room: false }.dim_suffix(784), "");
+        let i8tc = LmTile::Mma(DType::I8);
+        assert_eq!(three.dim_suffix(128, i8tc, 16), "_d128");
+        assert_eq!(
+            LmKernel::Capped { blocks: 4 }.dim_suffix(64, i8tc, 16),
+            "_d64"
+        );
+        assert_eq!(three.dim_suffix(130, i8tc, 16), "");
+        let plain = LmKernel::Plain { wide_room: false };
+        assert_eq!(
+            LmKernel::Plain { wide_room: true }.dim_suffix(128, i8tc, 16),
+            ""
+        );
+        assert_eq!(plain.dim_suffix(784, LmTile::Mma(DType::U8), 16), "_d784");
+        assert_eq!(plain.dim_suffix(784, LmTile::Mma(DType::U8), 64), "");
+        assert_eq!(plain.dim_suffix(784, LmTile::Mma(DType::F16), 16), "");
+        assert_eq!(plain.dim_suffix(784, LmTile::Wmma(DType::U8), 16), "");
     }
 
     #[test]
@@ -648,14 +674,20 @@ mod tests {
             .filter_map(|f| f.name.strip_prefix("lmdim_")?.parse().ok())
             .collect();
         in_bundle.sort_unstable();
-        assert_eq!(in_bundle, LINKED_DIMS);
+        let mut linked: Vec<usize> = LINKED_DIMS
+            .iter()
+            .chain(&WIDE_LINKED_DIMS)
+            .copied()
+            .collect();
+        linked.sort_unstable();
+        assert_eq!(in_bundle, linked);
         for dim in LINKED_DIMS {
             for blocks in [3, 4] {
                 let kernel = LmKernel::Capped { blocks };
                 let name = format!(
                     "lmscan_{}c16_u8tc{}_ip_bitset",
                     kernel.plan_prefix(),
-                    kernel.dim_suffix(dim)
+                    kernel.dim_suffix(dim, LmTile::Mma(DType::U8), 16)
                 );
                 let plan = bundle.plan(&name, target).unwrap();
                 let inputs: Vec<&str> = plan.inputs().iter().map(|i| i.name.as_str()).collect();
@@ -670,6 +702,22 @@ mod tests {
                     ]
                 );
             }
+        }
+        // The plain kernel's 8-bit tiles, for the wide dimensions.
+        let plain = LmKernel::Plain { wide_room: true };
+        for dim in WIDE_LINKED_DIMS {
+            let name = format!(
+                "lmscan_c32_i8tc{}{}_l2_none",
+                plain.tile_suffix(),
+                plain.dim_suffix(dim, LmTile::Mma(DType::I8), 32)
+            );
+            let plan = bundle.plan(&name, target).unwrap();
+            assert!(
+                plan.inputs()
+                    .iter()
+                    .any(|i| i.name == format!("lmdim_{dim}")),
+                "{name}"
+            );
         }
         // Every other scan links the dimension from its argument.
         let plan = bundle.plan("lmscan_c16_f32tc_l2_none", target).unwrap();
