@@ -2,8 +2,8 @@
 # gpu-first-search.sh); run from the repository root with gpu-run/ carried.
 #
 # cold_cache DIR: makes DIR an ltokit disk cache holding only the plans an index build
-# links (k-means, the coarse search of one probe — its selection in both forms: rows of
-# 257–1,024 centres take `coarse_select_rows_c1` — every query type, the device layout) — so a build is timed
+# links (k-means, the coarse search of one probe — its selection in every form: rows of
+# 257–1,024 centres take `coarse_select_rows_c1`, of up to 256 `coarse_select_short_c1` — every query type, the device layout) — so a build is timed
 # warm and the first search links every plan of its own — and points CUDA_CACHE_PATH at a
 # fresh DIR/nv: links were seen to be remembered across processes outside ltokit's caches
 # (presumably nvJitLink using the driver's compute cache), which would flatter a first
@@ -23,7 +23,7 @@ cold_cache() {
   # The binary that warms it: LTOKIT_EXE where a variant's build is timed.
   local exe=${LTOKIT_EXE:-gpu-run/bin/ltokit}
   "$exe" bundle inspect "$bundle" | grep -o 'plan [^ ]*' | cut -d' ' -f2 \
-    | grep -E '^(kmeans_[a-z]+|layout_scatter|train_rows_[a-z0-9]+|coarse_scores_(mma_|h16_q[0-9]+_|imma_q[0-9]+_)?[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select(_rows)?_c1|row_norms_[a-z0-9]+)$' \
+    | grep -E '^(kmeans_[a-z]+|layout_scatter|train_rows_[a-z0-9]+|coarse_scores_(mma_|h16_q[0-9]+_|imma_q[0-9]+_)?[a-z0-9]+|coarse_c1_[a-z0-9]+|coarse_select(_rows|_short)?_c1|row_norms_[a-z0-9]+)$' \
     > "$dir/build-plans.txt" || return 1
   export CUDA_CACHE_PATH=$dir/nv
   "$exe" warmup --bundle "$bundle" --arch native \

@@ -1093,6 +1093,23 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
             }
         }
     }
+    // Rows of at most 256 centres (200 lists and 255, each with the empty one) at 1 to 8
+    // probes take the short-row selection (each lane sorts its eight centres); 9 and 16
+    // probes the general one.
+    for (dtype, dim) in [(DType::U8, 40), (DType::F32, 37)] {
+        let base = synthetic(8_000, dim, 40, dtype, s ^ 11);
+        for (n_lists, metric) in [(200, Metric::L2), (255, Metric::Ip)] {
+            let (index, gindex) = upload_with_empty_list(&engine, &base, metric, n_lists, s);
+            let queries = synthetic(nq, dim, 40, dtype, rng.next_u64());
+            let qf = queries.to_f32();
+            for n_probes in [1usize, 2, 3, 5, 8, 9, 16] {
+                let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
+                let ctx =
+                    format!("{dtype:?} × {dim}, {n_lists} lists, n_probes {n_probes} (seed {s})");
+                assert_best_lists(&index, &qf, &probes, n_probes, &ctx);
+            }
+        }
+    }
     engine.set_tile_arith(TileArith::Mma);
     let mut f16_matrix = 0;
     for (dtype, dim) in [(DType::U8, 40), (DType::F16, 37), (DType::I8, 136)] {
@@ -1130,7 +1147,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     let queries = Matrix::new(DType::F16, nq, 64, bytes).unwrap();
     assert_search_names_query(&engine, &gindex, &queries, bad);
     println!(
-        "score-matrix coarse search ({matrices:?}): 5 type × dimension shapes × 3 metrics × 4 probe counts match the CPU, and {f16_matrix} searches by the f16 score matrix (64- and 128-query tiles); non-finite f32 and f16 queries named (seed {s})"
+        "score-matrix coarse search ({matrices:?}): 5 type × dimension shapes × 3 metrics × 4 probe counts and short rows (201 and 256 centres) at 1 to 16 probes match the CPU, and {f16_matrix} searches by the f16 score matrix (64- and 128-query tiles); non-finite f32 and f16 queries named (seed {s})"
     );
 }
 

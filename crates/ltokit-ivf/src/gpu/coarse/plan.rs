@@ -334,8 +334,27 @@ pub(super) fn matrix_part(nq: usize, n_centers: usize) -> usize {
 /// registers (kernels/coarse_select.cu says where each form pays).
 pub(super) fn select_kernel(n_probes: usize, n_centers: usize) -> Result<KernelSpec> {
     let cap = capacity(n_probes)?;
+    if selects_short_rows(cap, n_centers) {
+        return Ok(KernelSpec {
+            plan: format!("coarse_select_short_c{cap}"),
+            signature: SELECT_SIGNATURE,
+            shared: 0,
+        });
+    }
     select_spec(cap, selects_in_registers(cap, n_centers))
 }
+
+/// Whether [`select_kernel`] of capacity `cap` over rows of `n_centers` takes the form for
+/// short rows and few probes (kernels/coarse_select.cu `ivf_coarse_select_short`: each
+/// lane sorts its eight centres, the warp takes its smallest head n_probes times).
+pub(super) fn selects_short_rows(cap: usize, n_centers: usize) -> bool {
+    cap <= SELECT_SHORT_MAX_CAP && n_centers <= SELECT_SHORT_MAX_CENTERS
+}
+
+/// The largest capacity and row of the short-row selection: eight centres a lane (at 16
+/// probes it was level with the general form: kernels/coarse_select.cu).
+const SELECT_SHORT_MAX_CAP: usize = 8;
+const SELECT_SHORT_MAX_CENTERS: usize = 256;
 
 /// Whether [`select_kernel`] of capacity `cap` over rows of `n_centers` takes the form that
 /// holds the row in registers.
@@ -434,9 +453,12 @@ mod tests {
         );
         assert_eq!(kernels[0].signature, SCORES_H16_SIGNATURE);
         // The selection holds rows of 257 to 1,024 centres in registers, for up to 32
-        // probes.
+        // probes; rows of up to 256 take the short form up to 8 probes.
         let select = |n_probes, n_centers| select_kernel(n_probes, n_centers).unwrap().plan;
-        assert_eq!(select(2, 256), "coarse_select_c2");
+        assert_eq!(select(2, 256), "coarse_select_short_c2");
+        assert_eq!(select(5, 33), "coarse_select_short_c8");
+        assert_eq!(select(9, 256), "coarse_select_c16");
+        assert_eq!(select(2, 257), "coarse_select_rows_c2");
         assert_eq!(select(20, 512), "coarse_select_rows_c32");
         assert_eq!(select(50, 1024), "coarse_select_c64");
         assert_eq!(select(10, 1025), "coarse_select_c16");
