@@ -316,7 +316,7 @@ mod tests {
         assert!(known[3].starts_with("scan_c128_u8_"), "{known:?}");
         let select = |n: &str| known.iter().position(|p| p == n).unwrap();
         assert!(
-            select("coarse_select_c2") < select("coarse_select_c8"),
+            select("coarse_select_short_c2") < select("coarse_select_short_c8"),
             "{known:?}"
         );
         let mut unique = known.clone();
