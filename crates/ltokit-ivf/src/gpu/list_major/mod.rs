@@ -6,19 +6,20 @@
 //! batches); [`ScanPath::Auto`] picks it from the batch shape. Tiles skip rows that
 //! cannot enter their query's final top k: a per-query bound each tile lowers as its pair
 //! fills, which `kernels/lmseed.cu` may first set from the first rows of the query's
-//! first probe (`seeds_bounds`) — or, in batches with many pairs a list, a first phase
+//! first probe (`seed`) — or, in batches with many pairs a list, a first phase
 //! that scans each query's first probe alone sets from its whole nearest list before the
 //! other probes are scanned (`probe_phases`, `phased`).
 //!
-//! Here: the seed, the phases and the scan's launches. `group`: the pairs grouped by list
-//! (kernels/group.cu). `path`: which scan a search runs
+//! Here: the phases and the scan's launches. `group`: the pairs grouped by list
+//! (kernels/group.cu). `seed`: the bounds' seed (kernels/lmseed.cu). `path`: which scan a
+//! search runs
 //! (the thresholds `Auto` uses). `tile`: the tile's arithmetic, its queries per tile and
 //! the shared memory a block needs.
 
 use std::ops::Range;
 
 use ltokit::launch::{
-    CudaSlice, CudaViewMut, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param,
+    CudaSlice, CudaViewMut, DeviceElem, Elem, Extent, Kernel, Launch, LaunchConfig, Param,
 };
 use ltokit::{Error, Result};
 
@@ -28,20 +29,22 @@ use super::scan::{scan_signature, ScanBatch};
 use super::workspace::Buffer;
 use super::{capacity, vec_name, DeviceLists, IvfGpu, KernelSpec};
 use crate::metric::{Filter, Metric};
-use crate::DType;
 
 mod group;
 mod path;
+mod seed;
 mod tile;
 
-use group::{GroupKernels, Grouping};
+use group::{GroupKernels, Grouped, Grouping};
 pub(crate) use path::ScanPathCell;
 pub use path::{
     min_pairs_per_list, ScanPath, MIN_PAIRS_PER_LIST_8BIT, MIN_PAIRS_PER_LIST_F16,
     MIN_PAIRS_PER_LIST_F32, SHORT_LIST_FACTOR,
 };
+use seed::{seed_kernel, SeedKernel};
+pub use seed::{SEED_MIN_ROWS, SEED_ONE_WARP_MIN_QUERIES};
 pub(crate) use tile::SharedMemory;
-use tile::{block_layout, LmKernel, LM_THREADS};
+use tile::{block_layout, BlockLayout, LmKernel, LM_THREADS};
 pub use tile::{max_queries_per_tile, preferred_queries_per_tile, shared_bytes, LmTile, TileArith};
 
 /// `ivf_lmscan`'s parameters (kernels/lmscan.cu).
@@ -65,84 +68,6 @@ const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
     ]
 );
 
-/// `ivf_lmseed`'s parameters (kernels/lmseed.cu).
-const LMSEED_SIGNATURE: &[Param] = scan_signature!(
-    [
-        Param::Ptr,                            // queries, in the lists' type
-        Param::I32,                            // dim
-        Param::I32,                            // n_probes
-        Param::I32,                            // queries
-        Param::Buffer(Elem::I64, Extent::Any), // probes
-        Param::I32,                            // rows a query's seed scores
-        Param::I32,                            // warps a query
-    ],
-    [
-        Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds
-    ]
-);
-
-/// Bytes of its first probe's rows a query's seed reads ([`seed_rows`]).
-const SEED_BYTES: usize = 32 * 1024;
-
-/// Rows of its first probe a query's seed scores: [`SEED_BYTES`] of them, in whole 32-row
-/// groups, from 64 to 256. More rows give a tighter bound (a host simulation of the lowdim
-/// set: 24 candidates kept a (query, probe) pair with 64 rows, 15 with 128) at a cost
-/// that grows with the bytes read. Measured on the H200 (session 12, `2-seed-rows-ab/`,
-/// same call, against 64 rows of the one-warp seed, mean of two rounds): 1M × 128 i8 at
-/// 10/20/50 probes, batches 10,000 and 1,000 — 128 rows −0.8 to +1.3 %, 256 rows +0.3 to
-/// +3.3 % (all six better than 128); the same set as f16 — 128 rows −0.1 to +2.4 %, 256
-/// rows −2.5 to +2.3 %. So 256 rows of 128 bytes, 128 of 256 bytes. Again with the seed
-/// that sorts scores alone (session 16, `2-seed-select-ab/`, three rounds): 64 KiB (512
-/// rows of i8 × 128, 256 of f16) lost to 32 KiB on both — i8 −5.5 / −4.0 / −1.6 % at
-/// 10 / 20 / 50 probes (10,000), f16 −4.0 / −2.6 / −1.3 %.
-fn seed_rows(dim: usize, elem_bytes: usize) -> usize {
-    let rows = SEED_BYTES / (dim * elem_bytes).max(1);
-    (rows / 32 * 32).clamp(64, 256)
-}
-
-/// How `ivf_lmseed` is launched: queries a block, warps a query, and the shared memory
-/// of the block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SeedBlock {
-    queries: usize,
-    parts: usize,
-    shared: usize,
-}
-
-/// Queries a batch must hold for the seed to give each query one warp: below it, up to four
-/// warps share a query's 32-row groups, so that a small batch's seed is not one warp's
-/// chain of loads; from it on, one warp a query keeps the best two bounds of its rows in
-/// each lane and sorts once (kernels/lmseed.cu), where four warps staged the query four
-/// times and sorted each group. Measured on the H200 (session 23, device QPS against main's
-/// four warps, three rounds; `docs/gpu-runs/2026-12-02-s23/`): 1M × 128 i8 at 10 / 20 / 50
-/// probes, one warp at every batch — batch 10,000 +1.4 / +1.1 / +1.0 % and +0.8 / +0.9 /
-/// −1.4 % on two machines, the seed itself (ncu, 10 probes, clocks free, i8 L2 by
-/// products then) 61 → 44 µs; batch 1,000 −11.0 / −10.0 / −7.8 % and −10.9 / −11.0 /
-/// −7.5 %. The threshold lies between the two measured batches, so batches of 1,000 keep
-/// four warps.
-pub const SEED_ONE_WARP_MIN_QUERIES: usize = 5_000;
-
-/// The seed's launch for a batch of `nb` `dim`-dimensional queries scoring `rows` rows
-/// each: one warp a query from [`SEED_ONE_WARP_MIN_QUERIES`] queries on, else one warp a
-/// 32-row group up to four warps a query; blocks of up to four warps; each warp stages
-/// its query (4 bytes a value at most, 16-byte aligned) and leaves 32 scores for the
-/// merge, within the default 48 KiB where a warp's share fits it.
-fn seed_block(dim: usize, rows: usize, nb: usize) -> SeedBlock {
-    let per_warp = (dim * 4).next_multiple_of(16) + 32 * 4;
-    let warps = (48 * 1024 / per_warp).clamp(1, 4);
-    let parts = if nb >= SEED_ONE_WARP_MIN_QUERIES {
-        1
-    } else {
-        (rows / 32).clamp(1, warps)
-    };
-    let queries = warps / parts;
-    SeedBlock {
-        queries,
-        parts,
-        shared: queries * parts * per_warp,
-    }
-}
-
 /// The kernels of one list-major scan shape.
 pub(crate) struct ListMajorKernels {
     /// `ivf_lmscan`.
@@ -151,23 +76,12 @@ pub(crate) struct ListMajorKernels {
     pub group: [KernelSpec; 3],
     /// The merge of each query's candidates.
     pub merge: KernelSpec,
-    /// `ivf_lmseed`, where the scan seeds its queries' bounds ([`seeds_bounds`]).
+    /// `ivf_lmseed`, where the scan seeds its queries' bounds ([`seed_kernel`]).
     pub seed: Option<SeedKernel>,
     /// Which scan kernel `scan` is (its blocks an SM decide the block layout).
     pub kernel: LmKernel,
     /// Whether the batch scans in two phases ([`probe_phases`], [`phased`]).
     pub two_phases: bool,
-}
-
-/// The seed of one list-major scan shape: its kernel, and the rows and launch shape the
-/// kernel's shared memory was sized for (the launch takes them from here).
-pub(crate) struct SeedKernel {
-    /// `ivf_lmseed`'s plan.
-    pub spec: KernelSpec,
-    /// Rows of its first probe each query scores ([`seed_rows`]).
-    pub rows: usize,
-    /// Its launch shape for those rows ([`seed_block`]).
-    pub block: SeedBlock,
 }
 
 impl ListMajorKernels {
@@ -180,28 +94,6 @@ impl ListMajorKernels {
         all
     }
 }
-
-/// Whether a list-major scan for top-`k` of `n_probes` probes of `dtype` lists holding
-/// `mean_rows` rows on average seeds its queries' bounds with `ivf_lmseed` before it runs
-/// (else they start at +inf). The seed reads [`seed_rows`] rows a
-/// query, as much for 2 probes as for 50, and pays by what the scan's top-k pass no longer
-/// does; measured on the H200 (session 11, same call, batches 10,000 and 1,000): 8-bit and
-/// f16 lists of about 1,000 rows gained 1–7 % from 10 probes on; f32 (512-byte rows) −4 to
-/// +1.5 %; 784-wide 8-bit images with 234-row lists −17 % at 2 probes, +6 % at 20 (10,000)
-/// but −5 % (1,000). So: 8-bit and f16 rows, k within the seed's 32, and at least
-/// [`SEED_MIN_ROWS`] rows scanned a query on average.
-pub(crate) fn seeds_bounds(dtype: DType, k: usize, n_probes: usize, mean_rows: usize) -> bool {
-    matches!(dtype, DType::I8 | DType::U8 | DType::F16)
-        && k <= SEED_MAX_K
-        && n_probes * mean_rows >= SEED_MIN_ROWS
-}
-
-/// The largest k `ivf_lmseed` seeds (it keeps the best 32 rows).
-const SEED_MAX_K: usize = 32;
-
-/// Rows a query's probes must hold on average, together, for the seed to pay
-/// (`seeds_bounds`): a hundred times the 64 rows the seed read when this was measured.
-pub const SEED_MIN_ROWS: usize = 6400;
 
 /// The kernels of a list-major scan of `batch` = (queries, probes): lmscan, the three
 /// grouping kernels, merge, and where it pays the seed of the queries' bounds. The scan is
@@ -220,31 +112,8 @@ pub(crate) fn list_major_kernels(
     let (nb, n_probes) = batch;
     let cap = capacity(k)?;
     let kernel = LmKernel::choose(tile, lists.dim, k, shared)?;
-    let mean_rows = lists.n_rows() / lists.n_lists().max(1);
     let two_phases = phased(phases, n_probes, nb * n_probes, lists.n_lists);
-    // Two phases take the place of the seed: the first phase's bounds are tighter than the
-    // seed's, which only shortens the first phase (measured in the same runs as
-    // MIN_PAIRS_PER_LIST_PHASED: two phases without the seed beat them with it by 0.2 to
-    // 7 % at every shape of the grid where two phases pay).
-    let seed = (!two_phases && seeds_bounds(lists.dtype, k, n_probes, mean_rows)).then(|| {
-        let rows = seed_rows(lists.dim, lists.dtype.size());
-        let block = seed_block(lists.dim, rows, nb);
-        SeedKernel {
-            spec: KernelSpec {
-                plan: format!(
-                    "lmseed_{}_v{}_{}_{}",
-                    lists.dtype.name(),
-                    vec_name(lists.veclen),
-                    metric.name(),
-                    filter.name()
-                ),
-                signature: LMSEED_SIGNATURE,
-                shared: block.shared,
-            },
-            rows,
-            block,
-        }
-    });
+    let seed = seed_kernel(lists, (metric, filter), k, batch, two_phases);
     Ok(ListMajorKernels {
         scan: KernelSpec {
             plan: format!(
@@ -428,54 +297,15 @@ impl IvfGpu {
             offsets: self.kernels.kernel(&offsets.plan, offsets.signature, 0)?,
             fill: self.kernels.kernel(&fill.plan, fill.signature, 0)?,
         };
-        // The seed's kernel, with the rows and launch shape it was sized for.
-        let seed = match seed {
-            Some(SeedKernel { spec, rows, block }) => Some((
-                self.kernels
-                    .kernel(&spec.plan, spec.signature, spec.shared)?,
-                rows,
-                block,
-            )),
-            None => None,
-        };
         let gpu = &self.gpu;
-        let stream = gpu.stream();
         let bound = groups.bound.at_least(gpu, b.nb)?;
-        let (dim_i, nb_i, probes_i, elem, base, k_i) = (
-            lists.dim as i32,
-            b.nb as i32,
-            b.n_probes as i32,
-            lists.dtype.size() as i32,
-            b.query_base as i32,
-            b.k as i32,
-        );
         match &seed {
             None => gpu.clear(bound)?,
-            Some((seed_k, rows, block)) => {
-                let seed_cfg = LaunchConfig {
-                    grid_dim: (b.nb.div_ceil(block.queries) as u32, 1, 1),
-                    block_dim: ((32 * block.parts * block.queries) as u32, 1, 1),
-                    shared_mem_bytes: block.shared as u32,
-                };
-                let (rows_i, parts_i) = (*rows as i32, block.parts as i32);
-                let launch = Launch::on(stream, seed_k, seed_cfg)
-                    .view(&b.queries)
-                    .scalar(&dim_i)
-                    .scalar(&probes_i)
-                    .scalar(&nb_i)
-                    .view(&b.probes)
-                    .scalar(&rows_i)
-                    .scalar(&parts_i);
-                let launch = b
-                    .list_and_filter_args(launch, &elem, &base, &k_i)
-                    .buffer_mut(bound);
-                // SAFETY: the warps of query q < nb read query q and its first probe
-                // (check_buffers: nb queries and nb × n_probes probes, each a list below
-                // n_lists), at most the first `rows` rows of that list (lists are padded
-                // to 32-row groups; rows past its size are not read), the filter within
-                // its words, and write bound[q] (nb allocated above); the block's shared
-                // memory is what seed_block gave the kernel for these rows.
-                unsafe { launch.run() }?;
+            Some(seed) => {
+                let seed_k =
+                    self.kernels
+                        .kernel(&seed.spec.plan, seed.spec.signature, seed.spec.shared)?;
+                self.seed_bounds_per_query(&seed_k, seed, b, bound)?;
             }
         }
         let (cand_d, cand_i) = cand;
@@ -487,38 +317,7 @@ impl IvfGpu {
             let layout = block_layout(tile, lists.dim, b.k, qt, kernel, shared)?;
             let g = self.group_pairs(&group_k, &mut groups.grouping, b, slots, qt)?;
             self.profiler.lap(gpu, Stage::Group)?;
-            let cfg = LaunchConfig {
-                grid_dim: (g.tiles as u32, 1, 1),
-                block_dim: (LM_THREADS, 1, 1),
-                shared_mem_bytes: layout.shared_bytes as u32,
-            };
-            let (veclen_i, qt_i) = (lists.veclen as i32, qt as i32);
-            let (step_buffers_i, work_offset_i) =
-                (layout.step_buffers as i32, layout.work_offset as i32);
-            let launch = Launch::on(stream, &scan_k, cfg)
-                .view(&b.queries)
-                .scalar(&dim_i)
-                .scalar(&veclen_i)
-                .scalar(&probes_i)
-                .scalar(&qt_i)
-                .scalar(&step_buffers_i)
-                .scalar(&work_offset_i)
-                .buffer(g.pairs)
-                .buffer(g.tile_info)
-                .buffer(&lists.row_norms);
-            let launch = b
-                .list_and_filter_args(launch, &elem, &base, &k_i)
-                .buffer_mut(&mut *bound)
-                .buffer_mut(&mut *cand_d)
-                .buffer_mut(&mut *cand_i);
-            // SAFETY: blocks whose record holds no pair return at once; a tile reads its
-            // record's pairs (built just above from this batch's probes: pair numbers
-            // below nb × n_probes, within its list's range), their queries (pair / n_probes
-            // < nb, checked by check_buffers), its list's whole 32-row groups (lists are
-            // padded to 32 rows) and their row norms (one a padded row), the filter within its words, and writes k candidates at
-            // pair × k < nb × n_probes × k, within cand (checked), and the bounds of its
-            // queries (< nb, the length allocated above).
-            unsafe { launch.run() }?;
+            self.launch_scan(&scan_k, b, (&g, qt), layout, bound, (cand_d, cand_i))?;
             self.profiler.lap(gpu, Stage::Scan)?;
         }
         self.merge(
@@ -531,26 +330,63 @@ impl IvfGpu {
         )?;
         self.profiler.lap(gpu, Stage::Merge)
     }
+
+    /// Launches `ivf_lmscan` (`scan_k`) over the tiles of `qt` pairs that grouping `g` made
+    /// of batch `b`'s pairs, blocks of `layout`.
+    fn launch_scan<T: DeviceElem>(
+        &self,
+        scan_k: &Kernel,
+        b: &ScanBatch<'_, T>,
+        (g, qt): (&Grouped<'_>, usize),
+        layout: BlockLayout,
+        bound: &mut CudaSlice<u32>,
+        (cand_d, cand_i): (&mut CudaSlice<f32>, &mut CudaSlice<i64>),
+    ) -> Result<()> {
+        let lists = b.lists;
+        let cfg = LaunchConfig {
+            grid_dim: (g.tiles as u32, 1, 1),
+            block_dim: (LM_THREADS, 1, 1),
+            shared_mem_bytes: layout.shared_bytes as u32,
+        };
+        let (dim_i, veclen_i, probes_i, qt_i) = (
+            lists.dim as i32,
+            lists.veclen as i32,
+            b.n_probes as i32,
+            qt as i32,
+        );
+        let (step_buffers_i, work_offset_i) =
+            (layout.step_buffers as i32, layout.work_offset as i32);
+        let (elem, base, k_i) = (lists.dtype.size() as i32, b.query_base as i32, b.k as i32);
+        let launch = Launch::on(self.gpu.stream(), scan_k, cfg)
+            .view(&b.queries)
+            .scalar(&dim_i)
+            .scalar(&veclen_i)
+            .scalar(&probes_i)
+            .scalar(&qt_i)
+            .scalar(&step_buffers_i)
+            .scalar(&work_offset_i)
+            .buffer(g.pairs)
+            .buffer(g.tile_info)
+            .buffer(&lists.row_norms);
+        let launch = b
+            .list_and_filter_args(launch, &elem, &base, &k_i)
+            .buffer_mut(bound)
+            .buffer_mut(cand_d)
+            .buffer_mut(cand_i);
+        // SAFETY: blocks whose record holds no pair return at once; a tile reads its
+        // record's pairs (built by group_pairs from this batch's probes: pair numbers below
+        // nb × n_probes, within its list's range), their queries (pair / n_probes < nb,
+        // checked by check_buffers), its list's whole 32-row groups (lists are padded to 32
+        // rows) and their row norms (one a padded row), the filter within its words, and
+        // writes k candidates at pair × k < nb × n_probes × k, within cand (checked), and
+        // the bounds of its queries (< nb: the caller's buffer holds nb).
+        unsafe { launch.run() }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bounds_are_seeded_for_8_bit_and_f16_lists_long_enough_and_k_up_to_32() {
-        // The lowdim shape: 1,000-row lists, 10 probes.
-        for dtype in [DType::I8, DType::U8, DType::F16] {
-            assert!(seeds_bounds(dtype, 10, 10, 1000), "{dtype:?}");
-            assert!(seeds_bounds(dtype, 32, 10, 1000), "{dtype:?}");
-            assert!(!seeds_bounds(dtype, 33, 10, 1000), "{dtype:?}");
-        }
-        assert!(!seeds_bounds(DType::F32, 10, 50, 1000));
-        // Images: 234-row lists, even at 20 probes.
-        assert!(!seeds_bounds(DType::U8, 10, 20, 234));
-        assert!(seeds_bounds(DType::U8, 10, 2, SEED_MIN_ROWS / 2));
-        assert!(!seeds_bounds(DType::U8, 10, 2, SEED_MIN_ROWS / 2 - 1));
-    }
 
     #[test]
     fn a_batch_scans_the_first_probes_alone_then_the_rest() {
@@ -597,48 +433,5 @@ mod tests {
             err.contains("\"twice\"") && err.contains("auto, always or never"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn the_seed_reads_32_kib_of_rows_in_whole_groups_from_64_to_256() {
-        assert_eq!(seed_rows(128, 1), 256);
-        assert_eq!(seed_rows(128, 2), 128);
-        assert_eq!(seed_rows(96, 2), 160);
-        assert_eq!(seed_rows(64, 1), 256);
-        assert_eq!(seed_rows(128, 4), 64);
-        assert_eq!(seed_rows(784, 1), 64);
-    }
-
-    #[test]
-    fn the_seed_gives_a_query_a_warp_a_group_in_blocks_that_fit_48_kib() {
-        let block = |queries, parts, shared| SeedBlock {
-            queries,
-            parts,
-            shared,
-        };
-        let small = SEED_ONE_WARP_MIN_QUERIES - 1;
-        // 128 dimensions: 512 bytes of query and 128 of scores a warp.
-        assert_eq!(seed_block(128, 64, small), block(2, 2, 4 * 640));
-        assert_eq!(seed_block(128, 128, small), block(1, 4, 4 * 640));
-        assert_eq!(seed_block(128, 256, small), block(1, 4, 4 * 640));
-        assert_eq!(seed_block(784, 32, small), block(4, 1, 4 * 3264));
-        // 4,096 dimensions: two warps fit; 16,384: one, past 48 KiB.
-        assert_eq!(seed_block(4096, 128, small), block(1, 2, 2 * 16512));
-        assert_eq!(seed_block(16384, 64, small), block(1, 1, 65664));
-    }
-
-    #[test]
-    fn a_large_batch_seeds_each_query_with_one_warp() {
-        let large = SEED_ONE_WARP_MIN_QUERIES;
-        assert_eq!(
-            seed_block(128, 256, large),
-            SeedBlock {
-                queries: 4,
-                parts: 1,
-                shared: 4 * 640
-            }
-        );
-        assert_eq!(seed_block(4096, 128, large).queries, 2);
-        assert_eq!(seed_block(16384, 64, 100_000).queries, 1);
     }
 }
