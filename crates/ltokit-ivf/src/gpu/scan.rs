@@ -75,27 +75,43 @@ pub(crate) struct ScanBatch<'a, T: DeviceElem> {
     pub k: usize,
 }
 
+/// The scalars among [`ScanBatch::list_and_filter_args`]: a launch borrows its arguments,
+/// so the caller holds these while it builds one.
+pub(crate) struct ListScalars {
+    elem: i32,
+    query_base: i32,
+    k: i32,
+}
+
 impl<'a, T: DeviceElem> ScanBatch<'a, T> {
-    /// Appends the arguments both scans take in the same order after their own: the
+    /// The scalars of [`ScanBatch::list_and_filter_args`]: the lists' element size, the
+    /// batch's first query and k.
+    pub(crate) fn list_scalars(&self) -> ListScalars {
+        ListScalars {
+            elem: self.lists.dtype.size() as i32,
+            query_base: self.query_base as i32,
+            k: self.k as i32,
+        }
+    }
+
+    /// Appends the arguments every scan kernel takes in the same order after its own: the
     /// lists (data, element size, offsets, sizes, ids), the filter (words, words per
-    /// query), the batch's first query and k.
+    /// query), the batch's first query and k (`scalars`: [`ScanBatch::list_scalars`]).
     pub(crate) fn list_and_filter_args<'l>(
         &'l self,
         launch: Launch<'l>,
-        elem: &'l i32,
-        query_base: &'l i32,
-        k: &'l i32,
+        scalars: &'l ListScalars,
     ) -> Launch<'l> {
         launch
             .buffer(&self.lists.data)
-            .scalar(elem)
+            .scalar(&scalars.elem)
             .buffer(&self.lists.list_offset)
             .buffer(&self.lists.list_size)
             .buffer(&self.lists.ids)
             .buffer(self.filter_words.0)
             .scalar(&self.filter_words.1)
-            .scalar(query_base)
-            .scalar(k)
+            .scalar(&scalars.query_base)
+            .scalar(&scalars.k)
     }
 
     /// Checks the batch's buffers before any launch: the queries and probes hold `nb`
@@ -254,15 +270,13 @@ impl IvfGpu {
         let scan = self
             .kernels
             .kernel(&scan.plan, scan.signature, scan.shared)?;
-        let (dim_i, probes_i, per_block_i, splits_i, elem, base, k_i) = (
+        let (dim_i, probes_i, per_block_i, splits_i) = (
             dim as i32,
             b.n_probes as i32,
             per_block as i32,
             splits as i32,
-            lists.dtype.size() as i32,
-            b.query_base as i32,
-            b.k as i32,
         );
+        let scalars = b.list_scalars();
         let cfg = LaunchConfig {
             grid_dim: (groups as u32, b.nb as u32, 1),
             block_dim: (128, 1, 1),
@@ -278,7 +292,7 @@ impl IvfGpu {
             .scalar(&splits_i)
             .view(&b.probes);
         let launch = b
-            .list_and_filter_args(launch, &elem, &base, &k_i)
+            .list_and_filter_args(launch, &scalars)
             .buffer_mut(cand_d)
             .buffer_mut(cand_i);
         // SAFETY: the scan reads `nb` queries of `dim` values (checked above), n_probes

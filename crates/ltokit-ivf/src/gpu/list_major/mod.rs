@@ -356,7 +356,7 @@ impl IvfGpu {
         );
         let (step_buffers_i, work_offset_i) =
             (layout.step_buffers as i32, layout.work_offset as i32);
-        let (elem, base, k_i) = (lists.dtype.size() as i32, b.query_base as i32, b.k as i32);
+        let scalars = b.list_scalars();
         let launch = Launch::on(self.gpu.stream(), scan_k, cfg)
             .view(&b.queries)
             .scalar(&dim_i)
@@ -369,7 +369,7 @@ impl IvfGpu {
             .buffer(g.tile_info)
             .buffer(&lists.row_norms);
         let launch = b
-            .list_and_filter_args(launch, &elem, &base, &k_i)
+            .list_and_filter_args(launch, &scalars)
             .buffer_mut(bound)
             .buffer_mut(cand_d)
             .buffer_mut(cand_i);

@@ -183,7 +183,7 @@ impl IvfGpu {
             *rows as i32,
             block.parts as i32,
         );
-        let (elem, base, k_i) = (lists.dtype.size() as i32, b.query_base as i32, b.k as i32);
+        let scalars = b.list_scalars();
         let launch = Launch::on(self.gpu.stream(), kernel, cfg)
             .view(&b.queries)
             .scalar(&dim_i)
@@ -192,9 +192,7 @@ impl IvfGpu {
             .view(&b.probes)
             .scalar(&rows_i)
             .scalar(&parts_i);
-        let launch = b
-            .list_and_filter_args(launch, &elem, &base, &k_i)
-            .buffer_mut(bound);
+        let launch = b.list_and_filter_args(launch, &scalars).buffer_mut(bound);
         // SAFETY: the warps of query q < nb read query q and its first probe
         // (check_buffers: nb queries and nb × n_probes probes, each a list below
         // n_lists), at most the first `rows` rows of that list (lists are padded to
