@@ -174,7 +174,8 @@ impl SharedMemory {
 }
 
 /// The top-k capacities that have register-capped scan kernels (`ivf_lmscan_o3_c*`,
-/// `ivf_lmscan_o4_c*`).
+/// `ivf_lmscan_o4_c*`) and plain 8-bit plans linked for a wide dimension: the bundle's
+/// `smallcap` axis.
 const MAX_CAPPED_CAPACITY: usize = 32;
 
 /// Dimensions the register-capped 8-bit scans are linked for as a constant (fragments
@@ -282,12 +283,14 @@ impl LmKernel {
         }
     }
 
-    /// The plan name's dimension part: `_d<dim>` where the kernel is linked with the
-    /// dimension as a constant (fragment `lmdim_<dim>`: the register-capped 8-bit kernels,
-    /// dimensions in [`LINKED_DIMS`]), else empty (`lmdim_any`: the kernel's argument).
+    /// The plan name's dimension part for `tile` at top-k capacity `cap`: `_d<dim>` where
+    /// the kernel is linked with the dimension as a constant (fragment `lmdim_<dim>`: the
+    /// register-capped 8-bit kernels, dimensions in [`LINKED_DIMS`]; the plain kernel's
+    /// 8-bit mma tiles up to capacity 32, dimensions in [`WIDE_LINKED_DIMS`]), else empty
+    /// (`lmdim_any`: the kernel's argument).
     pub(crate) fn dim_suffix(self, dim: usize, tile: LmTile, cap: usize) -> String {
         let wide_bytes = matches!(tile, LmTile::Mma(DType::I8 | DType::U8))
-            && cap <= 32
+            && cap <= MAX_CAPPED_CAPACITY
             && WIDE_LINKED_DIMS.contains(&dim);
         match self {
             LmKernel::Capped { .. } if LINKED_DIMS.contains(&dim) => format!("_d{dim}"),
@@ -641,7 +644,7 @@ mod tests {
     }
 
     #[test]
-    fn only_capped_kernels_of_the_listed_dimensions_link_the_dimension() {
+    fn capped_kernels_and_wide_8_bit_plain_tiles_of_the_listed_dimensions_link_the_dimension() {
         let three = LmKernel::Capped { blocks: 3 };
         let i8tc = LmTile::Mma(DType::I8);
         assert_eq!(three.dim_suffix(128, i8tc, 16), "_d128");
