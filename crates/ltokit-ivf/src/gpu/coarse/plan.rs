@@ -329,26 +329,33 @@ pub(super) fn matrix_part(nq: usize, n_centers: usize) -> usize {
     (MATRIX_MAX_ENTRIES / n_centers.max(1)).clamp(1, nq.max(1))
 }
 
-/// The selection of `n_probes` from a row of `n_centers` scores: for rows of
-/// [`SELECT_ROWS_IN_REGISTERS`] and capacities up to 32 the form that holds the row in
-/// registers (kernels/coarse_select.cu says where each form pays).
-pub(super) fn select_kernel(n_probes: usize, n_centers: usize) -> Result<KernelSpec> {
-    let cap = capacity(n_probes)?;
-    if selects_short_rows(cap, n_centers) {
-        return Ok(KernelSpec {
-            plan: format!("coarse_select_short_c{cap}"),
-            signature: SELECT_SIGNATURE,
-            shared: 0,
-        });
-    }
-    select_spec(cap, selects_in_registers(cap, n_centers))
+/// The forms of the coarse selection (kernels/coarse_select.cu says where each pays); all
+/// take the same signature and launch shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SelectForm {
+    /// A bound from each lane's smallest, then the row's entries under it offered: any row.
+    Chunks,
+    /// The same with the row held in registers ([`SELECT_ROWS_IN_REGISTERS`], up to 32
+    /// probes).
+    Rows,
+    /// Each lane's eight centres sorted, the warp's smallest head taken n_probes times
+    /// (rows of up to [`SELECT_SHORT_MAX_CENTERS`], up to [`SELECT_SHORT_MAX_CAP`] probes).
+    Short,
 }
 
-/// Whether [`select_kernel`] of capacity `cap` over rows of `n_centers` takes the form for
-/// short rows and few probes (kernels/coarse_select.cu `ivf_coarse_select_short`: each
-/// lane sorts its eight centres, the warp takes its smallest head n_probes times).
-pub(super) fn selects_short_rows(cap: usize, n_centers: usize) -> bool {
-    cap <= SELECT_SHORT_MAX_CAP && n_centers <= SELECT_SHORT_MAX_CENTERS
+/// The selection of `n_probes` from a row of `n_centers` scores: the short-row form for
+/// short rows and few probes, the register-row form for rows of
+/// [`SELECT_ROWS_IN_REGISTERS`] and capacities up to 32, else the general one.
+pub(super) fn select_kernel(n_probes: usize, n_centers: usize) -> Result<KernelSpec> {
+    let cap = capacity(n_probes)?;
+    let form = if cap <= SELECT_SHORT_MAX_CAP && n_centers <= SELECT_SHORT_MAX_CENTERS {
+        SelectForm::Short
+    } else if selects_in_registers(cap, n_centers) {
+        SelectForm::Rows
+    } else {
+        SelectForm::Chunks
+    };
+    Ok(select_spec(cap, form))
 }
 
 /// The largest capacity and row of the short-row selection: eight centres a lane (at 16
@@ -362,15 +369,18 @@ pub(super) fn selects_in_registers(cap: usize, n_centers: usize) -> bool {
     cap <= 32 && SELECT_ROWS_IN_REGISTERS.contains(&n_centers)
 }
 
-/// The selection of capacity `cap`, in the register-row form or not (the same signature
-/// and launch shape either way).
-pub(super) fn select_spec(cap: usize, rows_in_registers: bool) -> Result<KernelSpec> {
-    let rows = if rows_in_registers { "rows_" } else { "" };
-    Ok(KernelSpec {
-        plan: format!("coarse_select_{rows}c{cap}"),
+/// The selection of capacity `cap` in `form`.
+pub(super) fn select_spec(cap: usize, form: SelectForm) -> KernelSpec {
+    let form = match form {
+        SelectForm::Chunks => "",
+        SelectForm::Rows => "rows_",
+        SelectForm::Short => "short_",
+    };
+    KernelSpec {
+        plan: format!("coarse_select_{form}c{cap}"),
         signature: SELECT_SIGNATURE,
         shared: 0,
-    })
+    }
 }
 
 /// The selection a search may launch while [`select_kernel`]'s register-row form is not
@@ -382,7 +392,7 @@ pub(crate) fn select_stand_in(n_probes: usize, n_centers: usize) -> Result<Optio
     if !selects_in_registers(cap, n_centers) {
         return Ok(None);
     }
-    select_spec(cap, false).map(Some)
+    Ok(Some(select_spec(cap, SelectForm::Chunks)))
 }
 
 /// Row lengths (centres) whose selection holds the row in registers: up to the kernel's
@@ -481,7 +491,7 @@ mod tests {
         let asked = Cell::new(0);
         let stand_in = || {
             asked.set(asked.get() + 1);
-            Ok((select_spec(16, false)?, true))
+            Ok((select_spec(16, SelectForm::Chunks), true))
         };
         let matrix = MatrixArith::TensorCores;
         let shape = (MATRIX_MIN_QUERIES, 1024);
