@@ -17,7 +17,8 @@
 // takes four HMMA: half the tensor-core instructions, a third fewer ldmatrix, half the
 // shared memory and L2 bytes a dimension. Each warp multiplies 32 queries × 16 centres
 // (two accumulators a block, one for each limb), so a 64-centre tile takes four warps
-// across the centres; the queries' 8-byte groups are stored as loaded.
+// across the centres; the queries' 8-byte groups are staged as they are in memory
+// (cp.async where they are 8-byte aligned, three chunks deep: ci_scores).
 #include "coarse.cuh"
 #include "coarse_tile.cuh"
 

@@ -1,6 +1,7 @@
 // The score-matrix tile that the f16 form (coarse_h16.cu) and the 8-bit integer form
 // (coarse_imma.cu) share: a block of 32 WQ queries × 64 centres, dimensions in chunks of 64
-// bytes (32 f16 or 64 8-bit values) staged twice, the centres' two parts (f16 hi and lo
+// bytes (32 f16 or 64 8-bit values) staged two chunks deep (the 8-bit form with aligned
+// queries three: coarse_imma.cu), the centres' two parts (f16 hi and lo
 // halves, or the 8-bit limbs) copied with cp.async from rows padded to whole chunks and
 // tiles. Byte for byte the two forms stage, copy and load (ldmatrix) alike: an mma k
 // step is 32 bytes of a row in both (mma.cuh).

@@ -181,8 +181,8 @@ fn every_kernel_of_the_largest_capacity_links_for_sm_90() {
     // link (not the bundle's build) finds: `coarse_select_c1024` failed so on the H100
     // until its blocks took four queries. One plan of each kernel family at its largest
     // capacity (1,024, or 32 for the small-k kernels: the register-capped scans and
-    // the register-row selections): the one with the longest name (a filtered l2sqrt plan,
-    // where the family has filters and metrics).
+    // the register-row selections; 8 for the short-row selections): the one with the
+    // longest name (a filtered l2sqrt plan, where the family has filters and metrics).
     if ltokit_demo::skip_without_toolkit() {
         return;
     }
@@ -211,6 +211,7 @@ fn every_kernel_of_the_largest_capacity_links_for_sm_90() {
         ("coarse_c*", MAX_K),
         ("coarse_select_c*", MAX_K),
         ("coarse_select_rows_c*", 32),
+        ("coarse_select_short_c*", 8),
     ] {
         assert!(
             families

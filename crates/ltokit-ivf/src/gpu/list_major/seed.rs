@@ -4,7 +4,7 @@
 //! under the bound). Here: where it pays ([`seeds_bounds`]), how many rows it reads, its
 //! launch shape, its kernel's plan and its launch.
 
-use ltokit::launch::{CudaSlice, DeviceElem, Elem, Extent, Launch, LaunchConfig, Param};
+use ltokit::launch::{CudaSlice, DeviceElem, Elem, Extent, Kernel, Launch, LaunchConfig, Param};
 use ltokit::Result;
 
 use super::{vec_name, DeviceLists, IvfGpu, KernelSpec};
@@ -164,7 +164,7 @@ impl IvfGpu {
     /// bound from the first rows of its first probe, into `bound`.
     pub(super) fn seed_bounds_per_query<T: DeviceElem>(
         &self,
-        kernel: &ltokit::launch::Kernel,
+        kernel: &Kernel,
         seed: &SeedKernel,
         b: &ScanBatch<'_, T>,
         bound: &mut CudaSlice<u32>,
