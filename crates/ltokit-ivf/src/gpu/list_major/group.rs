@@ -1,29 +1,27 @@
 //! The grouping of a list-major batch's (query, probe slot) pairs by the list they probe
 //! (kernels/group.cu): counts, offsets and tile records, fill — its kernels, its device
-//! buffers, and the launches.
+//! buffers, and the launches. One grouping serves both phases of a two-phase scan.
 
-use std::ops::Range;
 use std::sync::Arc;
 
-use ltokit::launch::{CudaSlice, DeviceElem, Elem, Extent, Kernel, Launch, LaunchConfig, Param};
+use ltokit::launch::{
+    CudaSlice, CudaView, DeviceElem, Elem, Extent, Kernel, Launch, LaunchConfig, Param,
+};
 use ltokit::Result;
 
 use crate::gpu::scan::ScanBatch;
 use crate::gpu::workspace::Buffer;
 use crate::gpu::{IvfGpu, KernelSpec};
 
-/// `ivf_group_count` and `ivf_group_fill`: probes, pair count, the pairs' numbering
-/// (n_probes, the first probe slot and the slots a query: group.cu), n_lists, the pairs a
-/// block counts in shared memory (0: none, [`group_shared_pairs`]), counts or cursors, and
-/// for the fill the pairs.
+/// `ivf_group_count` and `ivf_group_fill`: probes, pair count, n_probes, n_lists, the
+/// pairs a block counts in shared memory (0: none, [`group_shared_pairs`]), counts or
+/// cursors, and for the fill the pairs.
 macro_rules! group_pairs_signature {
     ($($out:expr),+) => {
         &[
             Param::Buffer(Elem::I64, Extent::Any),
             Param::I32, // pairs
             Param::I32, // n_probes
-            Param::I32, // first slot
-            Param::I32, // slots a query
             Param::I32, // n_lists
             Param::I32, // pairs a block in shared memory
             $($out),+
@@ -37,14 +35,17 @@ const GROUP_FILL_SIGNATURE: &[Param] = group_pairs_signature!(
     Param::BufferMut(Elem::I32, Extent::Any)
 );
 
-/// `ivf_group_offsets`: counts, n_lists, queries per tile, the lists longest first,
-/// the tile records, the grid's tiles, cursors.
+/// `ivf_group_offsets`: counts, n_lists, the first phase's queries per tile (0: one phase)
+/// and the other tiles', the lists longest first, the tile records, the first phase's
+/// grid and the other one, cursors.
 const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I32, Extent::Any),
     Param::I32,
     Param::I32,
+    Param::I32,
     Param::Buffer(Elem::I32, Extent::Any),
     Param::BufferMut(Elem::I32, Extent::Any),
+    Param::I32,
     Param::I32,
     Param::BufferMut(Elem::I32, Extent::Any),
 ];
@@ -95,25 +96,86 @@ pub(super) fn group_kernels() -> [KernelSpec; 3] {
     ]
 }
 
-/// Device buffers of one grouping of pairs by list (group.cu); each phase of a batch
-/// ([`probe_phases`]) groups its pairs into them again.
+/// Device buffers of one grouping of pairs by list (group.cu).
 #[derive(Default)]
 pub(super) struct Grouping {
     /// Pairs per list, then first probes per list (2 × n_lists).
     counts: Buffer<i32>,
-    /// A record a tile of the scan's grid: list, first pair, pairs, 0 (group.cu).
+    /// A record a tile of the scan's grids: list, first pair, pairs, 0 (group.cu).
     tile_info: Buffer<i32>,
     /// The others' cursors per list, then the first probes' (2 × n_lists).
     cursor: Buffer<i32>,
     pairs: Buffer<i32>,
 }
 
-/// One grouping's result on the device, for the scan's launch.
+/// The tiles a batch's pairs are cut into: in two phases ([`super::phased`]) the first
+/// probes in tiles of `first` pairs, then the rest in tiles of `rest`; in one, all in
+/// tiles of `rest`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TileSizes {
+    /// The first phase's queries per tile, where the batch scans in two phases.
+    pub(super) first: Option<usize>,
+    /// The queries per tile of the other pairs (of every pair, in one phase).
+    pub(super) rest: usize,
+}
+
+/// One scan launch's tiles: a grid of `tiles` records (at least as many as tiles with
+/// pairs) of `qt` pairs at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Grid {
+    /// The grid's first record in the grouping's `tile_info` (records, not ints).
+    first_record: usize,
+    /// The grid's blocks.
+    pub(super) tiles: usize,
+    /// Queries per tile.
+    pub(super) qt: usize,
+}
+
+impl TileSizes {
+    /// The scan's grids for `nb` queries of `n_probes` probes over `n_lists` lists, in
+    /// launch order: the first phase's (if any), then the other one. Each holds at most one
+    /// partial tile per list besides the full ones.
+    pub(super) fn grids(self, nb: usize, n_probes: usize, n_lists: usize) -> Vec<Grid> {
+        let bound = |pairs: usize, qt: usize| n_lists.min(pairs) + pairs / qt;
+        match self.first {
+            Some(first) => {
+                let first_tiles = bound(nb, first);
+                vec![
+                    Grid {
+                        first_record: 0,
+                        tiles: first_tiles,
+                        qt: first,
+                    },
+                    Grid {
+                        first_record: first_tiles,
+                        tiles: bound(nb * (n_probes - 1), self.rest),
+                        qt: self.rest,
+                    },
+                ]
+            }
+            None => vec![Grid {
+                first_record: 0,
+                tiles: bound(nb * n_probes, self.rest),
+                qt: self.rest,
+            }],
+        }
+    }
+}
+
+/// One grouping's result on the device, for the scan's launches.
 pub(super) struct Grouped<'g> {
     pub(super) pairs: &'g CudaSlice<i32>,
-    pub(super) tile_info: &'g CudaSlice<i32>,
-    /// The scan's grid: at least as many blocks as tiles.
-    pub(super) tiles: usize,
+    tile_info: &'g CudaSlice<i32>,
+    /// The scan's launches, in order ([`TileSizes::grids`]).
+    pub(super) grids: Vec<Grid>,
+}
+
+impl Grouped<'_> {
+    /// The tile records of `grid`, four ints each.
+    pub(super) fn records(&self, grid: Grid) -> CudaView<'_, i32> {
+        self.tile_info
+            .slice(4 * grid.first_record..4 * (grid.first_record + grid.tiles))
+    }
 }
 
 /// The grouping's three kernels.
@@ -124,22 +186,21 @@ pub(super) struct GroupKernels {
 }
 
 impl IvfGpu {
-    /// Groups the pairs of probe slots `slots` of batch `b`'s queries by list into `g`
-    /// (the three kernels of group.cu), tiles of `qt` pairs.
+    /// Groups every pair of batch `b` by list into `g` (the three kernels of group.cu), in
+    /// tiles of `sizes`.
     pub(super) fn group_pairs<'g, T: DeviceElem>(
         &self,
         kernels: &GroupKernels,
         g: &'g mut Grouping,
         b: &ScanBatch<'_, T>,
-        slots: Range<usize>,
-        qt: usize,
+        sizes: TileSizes,
     ) -> Result<Grouped<'g>> {
         let gpu = &self.gpu;
         let stream = gpu.stream();
         let n_lists = b.lists.n_lists;
-        let n_pairs = b.nb * slots.len();
-        // Tiles: at most one partial tile per probed list besides the full ones.
-        let tiles = n_lists.min(n_pairs) + n_pairs / qt;
+        let n_pairs = b.nb * b.n_probes;
+        let grids = sizes.grids(b.nb, b.n_probes, n_lists);
+        let records: usize = grids.iter().map(|grid| grid.tiles).sum();
         let Grouping {
             counts,
             tile_info,
@@ -147,16 +208,16 @@ impl IvfGpu {
             pairs,
         } = g;
         let counts = counts.at_least(gpu, 2 * n_lists)?;
-        let tile_info = tile_info.at_least(gpu, 4 * tiles)?;
+        let tile_info = tile_info.at_least(gpu, 4 * records)?;
         let cursor = cursor.at_least(gpu, 2 * n_lists)?;
         let pairs = pairs.at_least(gpu, n_pairs)?;
-        let (n_pairs_i, n_probes_i, first_i, slots_i) = (
-            n_pairs as i32,
-            b.n_probes as i32,
-            slots.start as i32,
-            slots.len() as i32,
-        );
-        let (n_lists_i, qt_i, tiles_i) = (n_lists as i32, qt as i32, tiles as i32);
+        let (n_pairs_i, n_probes_i, n_lists_i) =
+            (n_pairs as i32, b.n_probes as i32, n_lists as i32);
+        let (qt_first_i, qt_i) = (sizes.first.unwrap_or(0) as i32, sizes.rest as i32);
+        let (grid_first_i, grid_rest_i) = match grids.as_slice() {
+            [first, rest] => (first.tiles as i32, rest.tiles as i32),
+            _ => (0, grids[0].tiles as i32),
+        };
         let per_block = group_shared_pairs(n_lists, n_pairs);
         let grid = if per_block > 0 {
             LaunchConfig {
@@ -178,16 +239,13 @@ impl IvfGpu {
                 .view(&b.probes)
                 .scalar(&n_pairs_i)
                 .scalar(&n_probes_i)
-                .scalar(&first_i)
-                .scalar(&slots_i)
                 .scalar(&n_lists_i)
                 .scalar(&per_block_i)
         };
         gpu.clear(counts)?;
         let launch = pairs_launch(&kernels.count).buffer_mut(counts);
-        // SAFETY: reads the probes of the pairs' numbers q × n_probes + s (q < nb, s in
-        // `slots` within n_probes: below nb × n_probes, ScanBatch::check_buffers), each
-        // a list number below n_lists (from the coarse search or range-checked by the
+        // SAFETY: reads the probes of the nb × n_probes pairs (ScanBatch::check_buffers),
+        // each a list number below n_lists (from the coarse search or range-checked by the
         // caller), and increments counts[list] and counts[n_lists + list] within its
         // 2 × n_lists entries; in the shared-memory form (per_block > 0) each block takes
         // per_block pairs, a grid covering n_pairs, its 2 × n_lists counters the dynamic
@@ -201,14 +259,18 @@ impl IvfGpu {
         let launch = Launch::on(stream, &kernels.offsets, one_block)
             .buffer(counts)
             .scalar(&n_lists_i)
+            .scalar(&qt_first_i)
             .scalar(&qt_i)
             .buffer(&b.lists.list_order)
             .buffer_mut(tile_info)
-            .scalar(&tiles_i)
+            .scalar(&grid_first_i)
+            .scalar(&grid_rest_i)
             .buffer_mut(cursor);
         // SAFETY: reads 2 × n_lists counts and the n_lists entries of list_order (a
-        // permutation of the list numbers, DeviceLists), writes a 4-int record for each of the grid's `tiles` tiles (Σ ⌈count / qt⌉ ≤ `tiles`
-        // of them hold pairs) and 2 × n_lists cursors, the lengths allocated above.
+        // permutation of the list numbers, DeviceLists), writes a 4-int record for each
+        // tile of the grids (`grids`: each holds its tiles with pairs, Σ ⌈count / qt⌉ over
+        // the lists' first probes or the rest, and they lie one after the other within
+        // `records`) and 2 × n_lists cursors, the lengths allocated above.
         unsafe { launch.run() }?;
         let launch = pairs_launch(&kernels.fill)
             .buffer_mut(cursor)
@@ -219,7 +281,7 @@ impl IvfGpu {
         Ok(Grouped {
             pairs,
             tile_info,
-            tiles,
+            grids,
         })
     }
 }
@@ -239,5 +301,42 @@ mod tests {
         assert_eq!(group_shared_pairs(256, GROUP_SHARED_MIN_PAIRS - 1), 0);
         // More lists than the shared counters hold: a thread a pair.
         assert_eq!(group_shared_pairs(1025, 1_000_000), 0);
+    }
+
+    #[test]
+    fn the_phases_grids_follow_one_another_and_hold_every_tile() {
+        // Images × 10 at 10,000 queries: 10,000 first probes in tiles of 32, 90,000 others
+        // in tiles of 64, over 256 lists.
+        let two = TileSizes {
+            first: Some(32),
+            rest: 64,
+        };
+        let grids = two.grids(10_000, 10, 256);
+        assert_eq!(grids.len(), 2);
+        assert_eq!((grids[0].first_record, grids[0].qt), (0, 32));
+        assert_eq!(grids[0].tiles, 256 + 10_000 / 32);
+        assert_eq!(grids[1].first_record, grids[0].tiles);
+        assert_eq!((grids[1].tiles, grids[1].qt), (256 + 90_000 / 64, 64));
+        // Fewer pairs than lists: at most one tile a pair.
+        let one = TileSizes {
+            first: None,
+            rest: 16,
+        };
+        let grids = one.grids(3, 2, 1_000);
+        assert_eq!(grids.len(), 1);
+        assert_eq!(
+            (grids[0].first_record, grids[0].tiles, grids[0].qt),
+            (0, 6, 16)
+        );
+        // Any split of n pairs over l lists in tiles of qt takes at most min(l, n) + n / qt.
+        for (pairs_per_list, qt) in [(vec![1, 0, 31, 33], 32), (vec![64, 65, 0, 129], 64)] {
+            let n: usize = pairs_per_list.iter().sum();
+            let tiles: usize = pairs_per_list.iter().map(|&p: &usize| p.div_ceil(qt)).sum();
+            let sizes = TileSizes {
+                first: None,
+                rest: qt,
+            };
+            assert!(tiles <= sizes.grids(n, 1, pairs_per_list.len())[0].tiles);
+        }
     }
 }

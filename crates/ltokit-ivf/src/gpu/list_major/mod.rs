@@ -8,15 +8,13 @@
 //! fills, which `kernels/lmseed.cu` may first set from the first rows of the query's
 //! first probe (`seed`) — or, in batches with many pairs a list, a first phase
 //! that scans each query's first probe alone sets from its whole nearest list before the
-//! other probes are scanned (`probe_phases`, `phased`).
+//! other probes are scanned (`phased`).
 //!
 //! Here: the phases and the scan's launches. `group`: the pairs grouped by list
 //! (kernels/group.cu). `seed`: the bounds' seed (kernels/lmseed.cu). `path`: which scan a
 //! search runs
 //! (the thresholds `Auto` uses). `tile`: the tile's arithmetic, its queries per tile and
 //! the shared memory a block needs.
-
-use std::ops::Range;
 
 use ltokit::launch::{
     CudaSlice, CudaViewMut, DeviceElem, Elem, Extent, Kernel, Launch, LaunchConfig, Param,
@@ -35,7 +33,7 @@ mod path;
 mod seed;
 mod tile;
 
-use group::{GroupKernels, Grouped, Grouping};
+use group::{Grid, GroupKernels, Grouped, Grouping, TileSizes};
 pub(crate) use path::ScanPathCell;
 pub use path::{
     min_pairs_per_list, ScanPath, MIN_PAIRS_PER_LIST_8BIT, MIN_PAIRS_PER_LIST_F16,
@@ -58,7 +56,7 @@ const LMSCAN_SIGNATURE: &[Param] = scan_signature!(
         Param::I32,                            // step buffers
         Param::I32,                            // work area offset (BlockLayout)
         Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
-        Param::Buffer(Elem::I32, Extent::Any), // tile records: list, first pair, pairs, 0
+        Param::Buffer(Elem::I32, Extent::Any), // the grid's tile records: list, first pair, pairs, 0
         Param::Buffer(Elem::U32, Extent::Any), // the lists' row norms
     ],
     [
@@ -80,7 +78,7 @@ pub(crate) struct ListMajorKernels {
     pub seed: Option<SeedKernel>,
     /// Which scan kernel `scan` is (its blocks an SM decide the block layout).
     pub kernel: LmKernel,
-    /// Whether the batch scans in two phases ([`probe_phases`], [`phased`]).
+    /// Whether the batch scans in two phases ([`phased`]).
     pub two_phases: bool,
 }
 
@@ -161,8 +159,8 @@ pub(crate) struct PairGroups {
     bound: Buffer<u32>,
 }
 
-/// Whether a list-major batch scans in two phases (`probe_phases`): by its shape
-/// (`phased`), always, or never.
+/// Whether a list-major batch scans in two phases (the queries' first probes alone, then the
+/// rest): by its shape (`phased`), always, or never.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProbePhases {
     /// Two phases where the batch has at least [`MIN_PAIRS_PER_LIST_PHASED`] pairs a list.
@@ -238,20 +236,6 @@ pub(crate) fn phased(choice: ProbePhases, n_probes: usize, n_pairs: usize, n_lis
         }
 }
 
-/// The probe slots each phase of a list-major batch scans, in order: with `two`, the first
-/// probes alone, then the rest — so that the rest start from bounds that are each query's
-/// exact k-th over its whole nearest list (the first phase's scan lowers them as it goes),
-/// not from the seed's first rows or from nothing; the first phase's candidates stay those
-/// of the pairs of slot 0, so no row is scanned twice and the merge is unchanged. The
-/// measurements that set when: [`MIN_PAIRS_PER_LIST_PHASED`].
-pub(crate) fn probe_phases(n_probes: usize, two: bool) -> Vec<Range<usize>> {
-    if two && n_probes > 1 {
-        vec![0..1, 1..n_probes]
-    } else {
-        std::iter::once(0..n_probes).collect()
-    }
-}
-
 impl IvfGpu {
     /// The list-major scan of one batch and its merge: candidates into `cand` (at least
     /// `nb × n_probes × k` each), each query's top `k` into `out` (at least `nb × k`).
@@ -308,16 +292,31 @@ impl IvfGpu {
                 self.seed_bounds_per_query(&seed_k, seed, b, bound)?;
             }
         }
+        // Two phases: the first probes alone, so that the rest start from bounds that are
+        // each query's exact k-th over its whole nearest list (the first phase's scan lowers
+        // them as it goes), not from the seed's first rows or from nothing. Every pair is
+        // scanned once and writes its own candidates, so the merge is the same either way.
+        let tiles_for = |n_pairs| {
+            self.list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
+                .map_err(Error::InvalidArgument)
+        };
+        let sizes = if two_phases {
+            TileSizes {
+                first: Some(tiles_for(b.nb)?),
+                rest: tiles_for(b.nb * (b.n_probes - 1))?,
+            }
+        } else {
+            TileSizes {
+                first: None,
+                rest: tiles_for(n_pairs)?,
+            }
+        };
+        let g = self.group_pairs(&group_k, &mut groups.grouping, b, sizes)?;
+        self.profiler.lap(gpu, Stage::Group)?;
         let (cand_d, cand_i) = cand;
-        for slots in probe_phases(b.n_probes, two_phases) {
-            let n_pairs = b.nb * slots.len();
-            let qt = self
-                .list_major_tile(lists.dtype, lists.dim, b.k, n_pairs, lists.n_lists)?
-                .map_err(Error::InvalidArgument)?;
-            let layout = block_layout(tile, lists.dim, b.k, qt, kernel, shared)?;
-            let g = self.group_pairs(&group_k, &mut groups.grouping, b, slots, qt)?;
-            self.profiler.lap(gpu, Stage::Group)?;
-            self.launch_scan(&scan_k, b, (&g, qt), layout, bound, (cand_d, cand_i))?;
+        for &grid in &g.grids {
+            let layout = block_layout(tile, lists.dim, b.k, grid.qt, kernel, shared)?;
+            self.launch_scan(&scan_k, b, (&g, grid), layout, bound, (cand_d, cand_i))?;
             self.profiler.lap(gpu, Stage::Scan)?;
         }
         self.merge(
@@ -331,20 +330,20 @@ impl IvfGpu {
         self.profiler.lap(gpu, Stage::Merge)
     }
 
-    /// Launches `ivf_lmscan` (`scan_k`) over the tiles of `qt` pairs that grouping `g` made
-    /// of batch `b`'s pairs, blocks of `layout`.
+    /// Launches `ivf_lmscan` (`scan_k`) over the tiles of `grid` that grouping `g` made of
+    /// batch `b`'s pairs, blocks of `layout`.
     fn launch_scan<T: DeviceElem>(
         &self,
         scan_k: &Kernel,
         b: &ScanBatch<'_, T>,
-        (g, qt): (&Grouped<'_>, usize),
+        (g, grid): (&Grouped<'_>, Grid),
         layout: BlockLayout,
         bound: &mut CudaSlice<u32>,
         (cand_d, cand_i): (&mut CudaSlice<f32>, &mut CudaSlice<i64>),
     ) -> Result<()> {
         let lists = b.lists;
         let cfg = LaunchConfig {
-            grid_dim: (g.tiles as u32, 1, 1),
+            grid_dim: (grid.tiles as u32, 1, 1),
             block_dim: (LM_THREADS, 1, 1),
             shared_mem_bytes: layout.shared_bytes as u32,
         };
@@ -352,8 +351,9 @@ impl IvfGpu {
             lists.dim as i32,
             lists.veclen as i32,
             b.n_probes as i32,
-            qt as i32,
+            grid.qt as i32,
         );
+        let records = g.records(grid);
         let (step_buffers_i, work_offset_i) =
             (layout.step_buffers as i32, layout.work_offset as i32);
         let scalars = b.list_scalars();
@@ -366,7 +366,7 @@ impl IvfGpu {
             .scalar(&step_buffers_i)
             .scalar(&work_offset_i)
             .buffer(g.pairs)
-            .buffer(g.tile_info)
+            .view(&records)
             .buffer(&lists.row_norms);
         let launch = b
             .list_and_filter_args(launch, &scalars)
@@ -387,27 +387,6 @@ impl IvfGpu {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_batch_scans_the_first_probes_alone_then_the_rest() {
-        assert_eq!(
-            probe_phases(1, true),
-            std::iter::once(0..1).collect::<Vec<_>>()
-        );
-        assert_eq!(probe_phases(2, true), [0..1, 1..2]);
-        assert_eq!(probe_phases(10, true), [0..1, 1..10]);
-        assert_eq!(
-            probe_phases(10, false),
-            std::iter::once(0..10).collect::<Vec<_>>()
-        );
-        // Every slot exactly once, in order.
-        for n_probes in 1..40 {
-            for two in [false, true] {
-                let slots: Vec<usize> = probe_phases(n_probes, two).into_iter().flatten().collect();
-                assert_eq!(slots, (0..n_probes).collect::<Vec<_>>());
-            }
-        }
-    }
 
     #[test]
     fn batches_scan_in_two_phases_from_300_pairs_a_list_with_more_than_one_probe() {

@@ -506,9 +506,8 @@ impl IvfGpu {
         *self.tile_arith.lock()
     }
 
-    /// Whether list-major batches scan each query's first probe alone first
-    /// (`probe_phases`): by the batch's shape by default, or always or never, to
-    /// compare or to test both ways.
+    /// Whether list-major batches scan each query's first probe alone first: by the
+    /// batch's shape by default, or always or never, to compare or to test both ways.
     pub fn set_probe_phases(&self, phases: super::ProbePhases) {
         *self.probe_phases.lock() = phases;
     }
