@@ -15,11 +15,15 @@
 // One grouping serves both phases of a two-phase scan (list_major::phased: the first
 // probes alone, then the rest): the first probes of a list are the front of its range, so
 // the first phase's tiles (qt_first pairs) cover those fronts and the second phase's (qt
-// pairs) the rest. Grouping each phase's pairs apart took three kernels more a batch
-// (images × 10: 17 µs). In one phase (qt_first = 0) the tiles cover whole ranges.
+// pairs) the rest (`first_apart`). Grouping each phase's pairs apart took three kernels
+// more a batch: measured on the H100 (session 33, docs/gpu-runs/2026-12-06-s33/1-split/,
+// three rounds, device QPS at batch 10,000), images × 10 / × 20 +6.0 / +4.1 %. In one
+// phase (qt_first = 0) the tiles cover whole ranges; where the bounds are seeded by list
+// (lmseed.cu's grouped seed), the fronts are also tiled for the seed, apart from the
+// scan's tiles of whole ranges (first_apart = 0).
 //
 // Tile records (tile_info, four ints a tile: list, first pair, pairs, 0): the first
-// phase's, by rank in `order` (the lists longest first, so that the blocks of the longest
+// phase's (or the seed's), by rank in `order` (the lists longest first, so that the blocks of the longest
 // lists start first and the short ones fill the last wave), at tile_info[0 .. grid_first);
 // then the other tiles' grid at tile_info[grid_first ..], in two runs: first the first
 // tile of every list, then the rest of each list's tiles, each run by rank. In one phase
@@ -112,20 +116,23 @@ __device__ __forceinline__ int4 group_block_scan(int4 v, int4* warp_sums, int4* 
 }
 
 // A list's tiles: `first` pairs at the front of its range in tiles of qt_first (none in one
-// phase: qt_first = 0), then the rest in tiles of qt.
-struct GroupTiles { int first, first_tiles, rest, rest_tiles; };
-__device__ __forceinline__ GroupTiles group_tiles(const int* counts, int n_lists, int list, int qt_first, int qt)
+// phase: qt_first = 0), then from `rest_from` (after them, or the range's start where
+// they are tiled for the seed alone) `rest` pairs in tiles of qt.
+struct GroupTiles { int first, first_tiles, rest_from, rest, rest_tiles; };
+__device__ __forceinline__ GroupTiles group_tiles(const int* counts, int n_lists, int list, int qt_first,
+                                                  int first_apart, int qt)
 {
     GroupTiles t;
     t.first = qt_first > 0 ? counts[n_lists + list] : 0;
     t.first_tiles = qt_first > 0 ? (t.first + qt_first - 1) / qt_first : 0;
-    t.rest = counts[list] - t.first;
+    t.rest_from = first_apart ? t.first : 0;
+    t.rest = counts[list] - t.rest_from;
     t.rest_tiles = (t.rest + qt - 1) / qt;
     return t;
 }
 
 extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
-    const int* __restrict__ counts, int n_lists, int qt_first, int qt, const int* __restrict__ order,
+    const int* __restrict__ counts, int n_lists, int qt_first, int first_apart, int qt, const int* __restrict__ order,
     int4* __restrict__ tile_info, int grid_first, int grid_tiles, int* __restrict__ cursor)
 {
     __shared__ int4 warp_sums[32];
@@ -137,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
     int4 mine = make_int4(0, 0, 0, 0);
     for (int l = begin; l < end; ++l) {
         mine.x += counts[l];
-        const GroupTiles t = group_tiles(counts, n_lists, order[l], qt_first, qt);
+        const GroupTiles t = group_tiles(counts, n_lists, order[l], qt_first, first_apart, qt);
         mine.y += t.first_tiles;
         mine.z += t.rest_tiles > 0;
         mine.w += max(t.rest_tiles - 1, 0);
@@ -153,11 +160,11 @@ extern "C" __global__ void __launch_bounds__(1024) ivf_group_offsets_kernel(
     int4* rest_info = tile_info + grid_first;
     for (int r = begin; r < end; ++r) {
         const int list = order[r], start = cursor[n_lists + list];
-        const GroupTiles t = group_tiles(counts, n_lists, list, qt_first, qt);
+        const GroupTiles t = group_tiles(counts, n_lists, list, qt_first, first_apart, qt);
         for (int j = 0; j < t.first_tiles; ++j)
             tile_info[f++] = make_int4(list, start + j * qt_first, min(qt_first, t.first - j * qt_first), 0);
         for (int j = 0; j < t.rest_tiles; ++j)
-            rest_info[j == 0 ? a++ : b++] = make_int4(list, start + t.first + j * qt, min(qt, t.rest - j * qt), 0);
+            rest_info[j == 0 ? a++ : b++] = make_int4(list, start + t.rest_from + j * qt, min(qt, t.rest - j * qt), 0);
     }
     for (int i = totals.y + threadIdx.x; i < grid_first; i += blockDim.x) tile_info[i] = make_int4(0, 0, 0, 0);
     for (int i = totals.z + totals.w + threadIdx.x; i < grid_tiles; i += blockDim.x) rest_info[i] = make_int4(0, 0, 0, 0);

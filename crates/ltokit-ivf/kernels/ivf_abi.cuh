@@ -18,6 +18,11 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
 extern "C" __device__ float ivf_dist_by_difference(const unsigned char* group, int lane, const unsigned char* staged, int dim,
                                                    float* xnorm2);
 
+// The dot product alone of the same row and query (exact 32-bit integer sums for 8-bit
+// types, as ivf_dist's; f32 for float types), where the row's squared norm is known
+// already (the lists' row_norms: lmseed.cu's seed by list forms L2 from it).
+extern "C" __device__ float ivf_dot(const unsigned char* group, int lane, const unsigned char* staged, int dim);
+
 // Whether source id `id` is kept for query `query` (fragment filter_<kind>).
 extern "C" __device__ bool ivf_keep(long long id, int query, const unsigned int* filter, long long words);
 

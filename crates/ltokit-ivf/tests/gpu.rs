@@ -9,7 +9,7 @@ use ltokit::cache::CacheConfig;
 use ltokit::launch::Gpu;
 use ltokit_ivf::data::{synthetic, Rng};
 use ltokit_ivf::gpu::{
-    DeviceLists, GpuIndex, IvfGpu, Neighbors, ProbePhases, ScanPath, TileArith, EXACT_CHUNK,
+    DeviceLists, GpuIndex, IvfGpu, Neighbors, ProbePhases, ScanPath, SeedBy, TileArith, EXACT_CHUNK,
 };
 use ltokit_ivf::kmeans::{assign_cpu, train, training_rows, training_set, KMeansParams};
 use ltokit_ivf::reference::{coarse, exact, scan_lists};
@@ -485,7 +485,9 @@ fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
     // filtered-out row may not count toward the seed), k up to the seed's 32 and past it
     // (no seed). i8 × 64 and u8 × 96 run the register-capped kernels linked for their
     // dimension (lmdim_64, lmdim_96) up to k 32. Batches of 120 queries seed with several
-    // warps a query; one of SEED_ONE_WARP_MIN_QUERIES with one.
+    // warps a query (the first metric of each type) or by list (the second: each block
+    // copies a list's first rows once for up to 32 queries whose first probe it is); one
+    // of SEED_ONE_WARP_MIN_QUERIES with one warp a query and by list.
     let (engine, s, mut rng) = engine_and_seed();
     let mut checked = 0;
     let n_probes = 4;
@@ -499,7 +501,8 @@ fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
         let base = synthetic(20_000 + rng.below(300), dim, 8, dtype, s ^ si as u64);
         let queries = synthetic(120, dim, 8, dtype, rng.next_u64());
         assert!(n_probes * base.rows / 9 >= ltokit_ivf::gpu::SEED_MIN_ROWS);
-        for metric in metrics {
+        for (metric, by) in metrics.into_iter().zip([SeedBy::Query, SeedBy::List]) {
+            engine.set_seed_by(by);
             let (index, gindex) = upload_with_empty_list(&engine, &base, metric, 8, s);
             let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
             let probed = Probed::new(&engine, &index, &gindex, &base, &queries, &probes, n_probes);
@@ -507,7 +510,7 @@ fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
                 &filters(base.rows, queries.rows, &mut rng),
                 &[10, 32, 100],
                 &[ScanPath::ListMajor],
-                &format!("{dtype:?} dim {dim} {metric:?} (seed {s})"),
+                &format!("{dtype:?} dim {dim} {metric:?} seeded by {by:?} (seed {s})"),
             );
         }
     }
@@ -520,12 +523,15 @@ fn list_major_bounds_seeded_from_the_first_probe_lose_no_neighbour() {
     let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
     engine.set_probe_phases(ProbePhases::Never);
     let probed = Probed::new(&engine, &index, &gindex, &base, &queries, &probes, n_probes);
-    checked += probed.check_all(
-        &[Filter::None],
-        &[10, 32],
-        &[ScanPath::ListMajor],
-        &format!("I8 dim 64 L2, {nq} queries (seed {s})"),
-    );
+    for by in [SeedBy::Query, SeedBy::Auto] {
+        engine.set_seed_by(by);
+        checked += probed.check_all(
+            &[Filter::None],
+            &[10, 32],
+            &[ScanPath::ListMajor],
+            &format!("I8 dim 64 L2, {nq} queries seeded by {by:?} (seed {s})"),
+        );
+    }
     engine.set_probe_phases(ProbePhases::Auto);
     println!("checked {checked} seeded list-major scans against the CPU reference");
 }

@@ -49,8 +49,8 @@ pub use coarse::MatrixArith;
 pub(crate) use kernels::KernelSpec;
 pub use link_ahead::{FirstSearch, IndexShape, LinkAhead};
 pub use list_major::{
-    LmTile, ProbePhases, ScanPath, TileArith, MIN_PAIRS_PER_LIST_PHASED, SEED_MIN_ROWS,
-    SEED_ONE_WARP_MIN_QUERIES,
+    LmTile, ProbePhases, ScanPath, SeedBy, TileArith, MIN_PAIRS_PER_LIST_PHASED,
+    SEED_BY_LIST_MIN_QUERIES, SEED_MIN_ROWS, SEED_ONE_WARP_MIN_QUERIES,
 };
 pub use lists::DeviceLists;
 pub use search::GpuIndex;
@@ -162,8 +162,9 @@ pub struct IvfGpu {
     shared_limit: Mutex<Option<list_major::SharedMemory>>,
     /// Which tiles list-major scans use ([`IvfGpu::set_tile_arith`]).
     tile_arith: Mutex<list_major::TileArith>,
-    /// Whether list-major batches scan in two phases ([`IvfGpu::set_probe_phases`]).
-    probe_phases: Mutex<list_major::ProbePhases>,
+    /// Whether list-major batches scan in two phases ([`IvfGpu::set_probe_phases`]) and
+    /// how they seed their bounds ([`IvfGpu::set_seed_by`]).
+    list_major_choice: Mutex<list_major::ListMajorChoice>,
     /// This engine among the process's (a recorded search names the engine it ran on).
     id: u64,
     /// Whether repeated device-resident searches replay a recording
@@ -234,7 +235,7 @@ impl IvfGpu {
             coarse_scratch: Mutex::new(coarse::CoarseScratch::default()),
             shared_limit: Mutex::new(None),
             tile_arith: Mutex::new(list_major::TileArith::Mma),
-            probe_phases: Mutex::new(list_major::ProbePhases::Auto),
+            list_major_choice: Mutex::new(list_major::ListMajorChoice::default()),
             id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
             replay: AtomicBool::new(true),
             replay_counts: Default::default(),

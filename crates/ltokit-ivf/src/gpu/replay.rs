@@ -16,7 +16,7 @@
 //! dropped, not replayed. Filters (uploaded per call) and profiled searches (which wait
 //! after each stage) are never recorded.
 
-use super::list_major::{ProbePhases, ScanPath, TileArith};
+use super::list_major::{ListMajorChoice, ScanPath, TileArith};
 
 /// Everything besides the index that decides a search's launches and their arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,10 +29,10 @@ pub(crate) struct CallKey {
     pub out_distances: (u64, usize),
     pub k: usize,
     pub n_probes: usize,
-    /// The index's scan path and the engine's tile and phase settings.
+    /// The index's scan path and the engine's tile and list-major settings.
     pub path: ScanPath,
     pub tile_arith: TileArith,
-    pub phases: ProbePhases,
+    pub list_major: ListMajorChoice,
 }
 
 /// How many calls' keys (and recordings) an index keeps: a caller cycling through a few
@@ -123,7 +123,7 @@ mod tests {
             n_probes: 20,
             path: ScanPath::Auto,
             tile_arith: TileArith::default(),
-            phases: ProbePhases::Auto,
+            list_major: ListMajorChoice::default(),
         }
     }
 

@@ -153,7 +153,7 @@ impl GpuIndex {
                     self.metric,
                     &Filter::None,
                     FIRST_K,
-                    ((FIRST_BATCH, n_probes), engine.probe_phases_choice()),
+                    ((FIRST_BATCH, n_probes), engine.list_major_choice()),
                     engine.shared_limit()?,
                 )?
                 .into_vec(),
@@ -288,7 +288,7 @@ impl GpuIndex {
                 self.metric,
                 filter,
                 k,
-                ((batch, n_probes), engine.probe_phases_choice()),
+                ((batch, n_probes), engine.list_major_choice()),
                 engine.shared_limit()?,
             )?
             .into_vec();
@@ -383,7 +383,7 @@ impl GpuIndex {
             n_probes,
             path: self.scan_path.get(),
             tile_arith: engine.tile_arith(),
-            phases: engine.probe_phases_choice(),
+            list_major: engine.list_major_choice(),
         })
     }
 

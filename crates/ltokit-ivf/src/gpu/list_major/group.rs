@@ -35,11 +35,13 @@ const GROUP_FILL_SIGNATURE: &[Param] = group_pairs_signature!(
     Param::BufferMut(Elem::I32, Extent::Any)
 );
 
-/// `ivf_group_offsets`: counts, n_lists, the first phase's queries per tile (0: one phase)
-/// and the other tiles', the lists longest first, the tile records, the first phase's
-/// grid and the other one, cursors.
+/// `ivf_group_offsets`: counts, n_lists, the first probes' queries per tile (0: not tiled
+/// apart), whether the other tiles leave them out, the other tiles' queries per tile, the
+/// lists longest first, the tile records, the first probes' grid and the other one,
+/// cursors.
 const GROUP_OFFSETS_SIGNATURE: &[Param] = &[
     Param::Buffer(Elem::I32, Extent::Any),
+    Param::I32,
     Param::I32,
     Param::I32,
     Param::I32,
@@ -108,19 +110,31 @@ pub(super) struct Grouping {
     pairs: Buffer<i32>,
 }
 
-/// The tiles a batch's pairs are cut into: in two phases ([`super::phased`]) the first
-/// probes in tiles of `first` pairs, then the rest in tiles of `rest`; in one, all in
-/// tiles of `rest`.
+/// How a batch's first probes (each query's slot 0, the front of each list's range) are
+/// tiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FirstProbes {
+    /// With the rest: they lead their lists' first tiles.
+    WithTheRest,
+    /// In a phase of their own ([`super::phased`]), in tiles of this many pairs, before
+    /// the rest.
+    Phase(usize),
+    /// With the rest, and also in tiles of this many pairs of their own, for the bounds'
+    /// seed by list (kernels/lmseed.cu's grouped form).
+    Seed(usize),
+}
+
+/// The tiles a batch's pairs are cut into: the first probes' ([`FirstProbes`]), and the
+/// others' (every pair's, unless the first probes are a phase of their own) in tiles of
+/// `rest` pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct TileSizes {
-    /// The first phase's queries per tile, where the batch scans in two phases.
-    pub(super) first: Option<usize>,
-    /// The queries per tile of the other pairs (of every pair, in one phase).
+    pub(super) first: FirstProbes,
     pub(super) rest: usize,
 }
 
-/// One scan launch's tiles: a grid of `tiles` records (at least as many as tiles with
-/// pairs) of `qt` pairs at most.
+/// One grid of tile records: `tiles` of them (at least as many as tiles with pairs) of
+/// `qt` pairs at most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Grid {
     /// The grid's first record in the grouping's `tile_info` (records, not ints).
@@ -131,43 +145,59 @@ pub(super) struct Grid {
     pub(super) qt: usize,
 }
 
+/// The grids of one grouping: the seed's, and the scan's launches in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Grids {
+    /// The first probes' tiles for the seed ([`FirstProbes::Seed`]).
+    pub(super) seed: Option<Grid>,
+    /// The scan's grids: the first phase's (if any), then the other one.
+    pub(super) scans: Vec<Grid>,
+}
+
 impl TileSizes {
-    /// The scan's grids for `nb` queries of `n_probes` probes over `n_lists` lists, in
-    /// launch order: the first phase's (if any), then the other one. Each holds at most one
-    /// partial tile per list besides the full ones.
-    pub(super) fn grids(self, nb: usize, n_probes: usize, n_lists: usize) -> Vec<Grid> {
+    /// The grids for `nb` queries of `n_probes` probes over `n_lists` lists. Each holds at
+    /// most one partial tile per list besides the full ones.
+    pub(super) fn grids(self, nb: usize, n_probes: usize, n_lists: usize) -> Grids {
         let bound = |pairs: usize, qt: usize| n_lists.min(pairs) + pairs / qt;
+        let first = |qt| Grid {
+            first_record: 0,
+            tiles: bound(nb, qt),
+            qt,
+        };
+        let rest = |first_record, pairs| Grid {
+            first_record,
+            tiles: bound(pairs, self.rest),
+            qt: self.rest,
+        };
         match self.first {
-            Some(first) => {
-                let first_tiles = bound(nb, first);
-                vec![
-                    Grid {
-                        first_record: 0,
-                        tiles: first_tiles,
-                        qt: first,
-                    },
-                    Grid {
-                        first_record: first_tiles,
-                        tiles: bound(nb * (n_probes - 1), self.rest),
-                        qt: self.rest,
-                    },
-                ]
+            FirstProbes::WithTheRest => Grids {
+                seed: None,
+                scans: vec![rest(0, nb * n_probes)],
+            },
+            FirstProbes::Phase(qt) => {
+                let phase = first(qt);
+                Grids {
+                    seed: None,
+                    scans: vec![phase, rest(phase.tiles, nb * (n_probes - 1))],
+                }
             }
-            None => vec![Grid {
-                first_record: 0,
-                tiles: bound(nb * n_probes, self.rest),
-                qt: self.rest,
-            }],
+            FirstProbes::Seed(qt) => {
+                let seed = first(qt);
+                Grids {
+                    seed: Some(seed),
+                    scans: vec![rest(seed.tiles, nb * n_probes)],
+                }
+            }
         }
     }
 }
 
-/// One grouping's result on the device, for the scan's launches.
+/// One grouping's result on the device, for the seed's and the scan's launches.
 pub(super) struct Grouped<'g> {
     pub(super) pairs: &'g CudaSlice<i32>,
     tile_info: &'g CudaSlice<i32>,
-    /// The scan's launches, in order ([`TileSizes::grids`]).
-    pub(super) grids: Vec<Grid>,
+    /// Its grids ([`TileSizes::grids`]).
+    pub(super) grids: Grids,
 }
 
 impl Grouped<'_> {
@@ -200,7 +230,12 @@ impl IvfGpu {
         let n_lists = b.lists.n_lists;
         let n_pairs = b.nb * b.n_probes;
         let grids = sizes.grids(b.nb, b.n_probes, n_lists);
-        let records: usize = grids.iter().map(|grid| grid.tiles).sum();
+        let records: usize = grids
+            .seed
+            .iter()
+            .chain(&grids.scans)
+            .map(|grid| grid.tiles)
+            .sum();
         let Grouping {
             counts,
             tile_info,
@@ -213,11 +248,16 @@ impl IvfGpu {
         let pairs = pairs.at_least(gpu, n_pairs)?;
         let (n_pairs_i, n_probes_i, n_lists_i) =
             (n_pairs as i32, b.n_probes as i32, n_lists as i32);
-        let (qt_first_i, qt_i) = (sizes.first.unwrap_or(0) as i32, sizes.rest as i32);
-        let (grid_first_i, grid_rest_i) = match grids.as_slice() {
-            [first, rest] => (first.tiles as i32, rest.tiles as i32),
-            _ => (0, grids[0].tiles as i32),
+        let (qt_first, first_apart) = match sizes.first {
+            FirstProbes::WithTheRest => (0, false),
+            FirstProbes::Phase(qt) => (qt, true),
+            FirstProbes::Seed(qt) => (qt, false),
         };
+        let (qt_first_i, first_apart_i, qt_i) =
+            (qt_first as i32, first_apart as i32, sizes.rest as i32);
+        // The first probes' grid (the seed's or the first phase's) comes first.
+        let rest = grids.scans.last().map_or(0, |grid| grid.tiles);
+        let (grid_first_i, grid_rest_i) = ((records - rest) as i32, rest as i32);
         let per_block = group_shared_pairs(n_lists, n_pairs);
         let grid = if per_block > 0 {
             LaunchConfig {
@@ -260,6 +300,7 @@ impl IvfGpu {
             .buffer(counts)
             .scalar(&n_lists_i)
             .scalar(&qt_first_i)
+            .scalar(&first_apart_i)
             .scalar(&qt_i)
             .buffer(&b.lists.list_order)
             .buffer_mut(tile_info)
@@ -304,39 +345,56 @@ mod tests {
     }
 
     #[test]
-    fn the_phases_grids_follow_one_another_and_hold_every_tile() {
+    fn the_first_probes_grid_comes_first_and_every_grid_holds_its_tiles() {
         // Images × 10 at 10,000 queries: 10,000 first probes in tiles of 32, 90,000 others
         // in tiles of 64, over 256 lists.
-        let two = TileSizes {
-            first: Some(32),
+        let phased = TileSizes {
+            first: FirstProbes::Phase(32),
             rest: 64,
         };
-        let grids = two.grids(10_000, 10, 256);
-        assert_eq!(grids.len(), 2);
-        assert_eq!((grids[0].first_record, grids[0].qt), (0, 32));
-        assert_eq!(grids[0].tiles, 256 + 10_000 / 32);
-        assert_eq!(grids[1].first_record, grids[0].tiles);
-        assert_eq!((grids[1].tiles, grids[1].qt), (256 + 90_000 / 64, 64));
+        let grids = phased.grids(10_000, 10, 256);
+        assert_eq!(grids.seed, None);
+        let [first, rest] = grids.scans[..] else {
+            panic!("two phases, two grids: {grids:?}")
+        };
+        assert_eq!((first.first_record, first.qt), (0, 32));
+        assert_eq!(first.tiles, 256 + 10_000 / 32);
+        assert_eq!(rest.first_record, first.tiles);
+        assert_eq!((rest.tiles, rest.qt), (256 + 90_000 / 64, 64));
+        // Seeded by list (lowdim × 10): the first probes' tiles for the seed, then the
+        // scan's over every pair.
+        let seeded = TileSizes {
+            first: FirstProbes::Seed(32),
+            rest: 64,
+        };
+        let grids = seeded.grids(10_000, 10, 1024);
+        let seed = grids.seed.expect("a seed grid");
+        assert_eq!(
+            (seed.first_record, seed.tiles, seed.qt),
+            (0, 1024 + 10_000 / 32, 32)
+        );
+        assert_eq!(grids.scans.len(), 1);
+        assert_eq!(grids.scans[0].first_record, seed.tiles);
+        assert_eq!(grids.scans[0].tiles, 1024 + 100_000 / 64);
         // Fewer pairs than lists: at most one tile a pair.
         let one = TileSizes {
-            first: None,
+            first: FirstProbes::WithTheRest,
             rest: 16,
         };
         let grids = one.grids(3, 2, 1_000);
-        assert_eq!(grids.len(), 1);
-        assert_eq!(
-            (grids[0].first_record, grids[0].tiles, grids[0].qt),
-            (0, 6, 16)
-        );
+        assert_eq!(grids.seed, None);
+        assert_eq!(grids.scans.len(), 1);
+        let only = grids.scans[0];
+        assert_eq!((only.first_record, only.tiles, only.qt), (0, 6, 16));
         // Any split of n pairs over l lists in tiles of qt takes at most min(l, n) + n / qt.
         for (pairs_per_list, qt) in [(vec![1, 0, 31, 33], 32), (vec![64, 65, 0, 129], 64)] {
             let n: usize = pairs_per_list.iter().sum();
             let tiles: usize = pairs_per_list.iter().map(|&p: &usize| p.div_ceil(qt)).sum();
             let sizes = TileSizes {
-                first: None,
+                first: FirstProbes::WithTheRest,
                 rest: qt,
             };
-            assert!(tiles <= sizes.grids(n, 1, pairs_per_list.len())[0].tiles);
+            assert!(tiles <= sizes.grids(n, 1, pairs_per_list.len()).scans[0].tiles);
         }
     }
 }

@@ -33,14 +33,14 @@ mod path;
 mod seed;
 mod tile;
 
-use group::{Grid, GroupKernels, Grouped, Grouping, TileSizes};
+use group::{FirstProbes, Grid, GroupKernels, Grouped, Grouping, TileSizes};
 pub(crate) use path::ScanPathCell;
 pub use path::{
     min_pairs_per_list, ScanPath, MIN_PAIRS_PER_LIST_8BIT, MIN_PAIRS_PER_LIST_F16,
     MIN_PAIRS_PER_LIST_F32, SHORT_LIST_FACTOR,
 };
-use seed::{seed_kernel, SeedKernel};
-pub use seed::{SEED_MIN_ROWS, SEED_ONE_WARP_MIN_QUERIES};
+use seed::{seed_kernel, SeedForm, SeedKernel, SEED_BY_LIST_QUERIES};
+pub use seed::{SEED_BY_LIST_MIN_QUERIES, SEED_MIN_ROWS, SEED_ONE_WARP_MIN_QUERIES};
 pub(crate) use tile::SharedMemory;
 use tile::{block_layout, BlockLayout, LmKernel, LM_THREADS};
 pub use tile::{max_queries_per_tile, preferred_queries_per_tile, shared_bytes, LmTile, TileArith};
@@ -104,14 +104,14 @@ pub(crate) fn list_major_kernels(
     metric: Metric,
     filter: &Filter,
     k: usize,
-    (batch, phases): ((usize, usize), ProbePhases),
+    (batch, choice): ((usize, usize), ListMajorChoice),
     shared: SharedMemory,
 ) -> Result<ListMajorKernels> {
     let (nb, n_probes) = batch;
     let cap = capacity(k)?;
     let kernel = LmKernel::choose(tile, lists.dim, k, shared)?;
-    let two_phases = phased(phases, n_probes, nb * n_probes, lists.n_lists);
-    let seed = seed_kernel(lists, (metric, filter), k, batch, two_phases);
+    let two_phases = phased(choice.phases, n_probes, nb * n_probes, lists.n_lists);
+    let seed = seed_kernel(lists, (metric, filter), k, batch, (two_phases, choice.seed));
     Ok(ListMajorKernels {
         scan: KernelSpec {
             plan: format!(
@@ -195,6 +195,36 @@ impl ProbePhases {
     }
 }
 
+/// How a list-major batch's bounds are seeded where it seeds them (kernels/lmseed.cu):
+/// by list where the batch has several queries a list ([`SEED_BY_LIST_MIN_QUERIES`]), or
+/// either way, to compare or to test both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeedBy {
+    /// By list where the batch's first probes are several a list, else by query.
+    Auto,
+    /// Each query's warps read its rows from global memory.
+    Query,
+    /// A block a list's first probes, wherever its rows fit the block's shared memory.
+    List,
+}
+
+/// The engine's list-major settings that decide a batch's launches besides its shape
+/// ([`IvfGpu::set_probe_phases`], [`IvfGpu::set_seed_by`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ListMajorChoice {
+    pub phases: ProbePhases,
+    pub seed: SeedBy,
+}
+
+impl Default for ListMajorChoice {
+    fn default() -> Self {
+        ListMajorChoice {
+            phases: ProbePhases::Auto,
+            seed: SeedBy::Auto,
+        }
+    }
+}
+
 /// The choice of `all` whose `name_of` is `name`, or an error naming `what` and every
 /// choice ("use a, b or c").
 fn named<T: Copy>(all: &[T], name_of: fn(T) -> &'static str, name: &str, what: &str) -> Result<T> {
@@ -270,7 +300,7 @@ impl IvfGpu {
             b.metric,
             b.filter,
             b.k,
-            ((b.nb, b.n_probes), self.probe_phases_choice()),
+            ((b.nb, b.n_probes), self.list_major_choice()),
             shared,
         )?;
         let scan_k = self
@@ -283,14 +313,29 @@ impl IvfGpu {
         };
         let gpu = &self.gpu;
         let bound = groups.bound.at_least(gpu, b.nb)?;
-        match &seed {
-            None => gpu.clear(bound)?,
+        let seed = match seed {
             Some(seed) => {
-                let seed_k =
+                let spec = &seed.spec;
+                Some((
                     self.kernels
-                        .kernel(&seed.spec.plan, seed.spec.signature, seed.spec.shared)?;
-                self.seed_bounds_per_query(&seed_k, seed, b, bound)?;
+                        .kernel(&spec.plan, spec.signature, spec.shared)?,
+                    seed,
+                ))
             }
+            None => None,
+        };
+        // The seed by list runs once the pairs are grouped, the other before.
+        match &seed {
+            Some((
+                seed_k,
+                SeedKernel {
+                    rows,
+                    form: SeedForm::PerQuery(block),
+                    ..
+                },
+            )) => self.seed_bounds_per_query(seed_k, (*rows, *block), b, bound)?,
+            Some(_) => {}
+            None => gpu.clear(bound)?,
         }
         // Two phases: the first probes alone, so that the rest start from bounds that are
         // each query's exact k-th over its whole nearest list (the first phase's scan lowers
@@ -302,19 +347,27 @@ impl IvfGpu {
         };
         let sizes = if two_phases {
             TileSizes {
-                first: Some(tiles_for(b.nb)?),
+                first: FirstProbes::Phase(tiles_for(b.nb)?),
                 rest: tiles_for(b.nb * (b.n_probes - 1))?,
             }
         } else {
+            let by_list = matches!(&seed, Some((_, seed)) if seed.form == SeedForm::ByList);
             TileSizes {
-                first: None,
+                first: if by_list {
+                    FirstProbes::Seed(SEED_BY_LIST_QUERIES)
+                } else {
+                    FirstProbes::WithTheRest
+                },
                 rest: tiles_for(n_pairs)?,
             }
         };
         let g = self.group_pairs(&group_k, &mut groups.grouping, b, sizes)?;
         self.profiler.lap(gpu, Stage::Group)?;
+        if let (Some((seed_k, seed)), Some(grid)) = (&seed, g.grids.seed) {
+            self.seed_bounds_by_list(seed_k, seed.rows, b, (&g, grid), bound)?;
+        }
         let (cand_d, cand_i) = cand;
-        for &grid in &g.grids {
+        for &grid in &g.grids.scans {
             let layout = block_layout(tile, lists.dim, b.k, grid.qt, kernel, shared)?;
             self.launch_scan(&scan_k, b, (&g, grid), layout, bound, (cand_d, cand_i))?;
             self.profiler.lap(gpu, Stage::Scan)?;

@@ -2,12 +2,15 @@
 //! a warp a query scores the first rows of its first probe and sets the query's bound to
 //! the k-th of them, so that the scan's first steps keep few rows (lmscan.cu keeps only rows
 //! under the bound). Here: where it pays ([`seeds_bounds`]), how many rows it reads, its
-//! launch shape, its kernel's plan and its launch.
+//! two forms (rows read from global memory by each query's warp, or copied once a list
+//! into shared memory for the queries whose first probe it is: [`seeds_by_list`]), their
+//! launch shapes, plans and launches.
 
 use ltokit::launch::{CudaSlice, DeviceElem, Elem, Extent, Kernel, Launch, LaunchConfig, Param};
 use ltokit::Result;
 
-use super::{vec_name, DeviceLists, IvfGpu, KernelSpec};
+use super::group::{Grid, Grouped};
+use super::{vec_name, DeviceLists, IvfGpu, KernelSpec, SeedBy};
 use crate::gpu::scan::{scan_signature, ScanBatch};
 use crate::metric::{Filter, Metric};
 use crate::DType;
@@ -27,6 +30,45 @@ const LMSEED_SIGNATURE: &[Param] = scan_signature!(
         Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds
     ]
 );
+
+/// `ivf_lmseed_grouped`'s parameters (kernels/lmseed.cu).
+const LMSEED_GROUPED_SIGNATURE: &[Param] = scan_signature!(
+    [
+        Param::Ptr,                            // queries, in the lists' type
+        Param::I32,                            // dim
+        Param::I32,                            // n_probes
+        Param::Buffer(Elem::I32, Extent::Any), // the first probes' tile records
+        Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
+        Param::Buffer(Elem::U32, Extent::Any), // the lists' row norms
+        Param::I32,                            // rows a query's seed scores
+    ],
+    [
+        Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds
+    ]
+);
+
+/// Threads of a block of the seed by list (`LMSEED_GROUPED_THREADS` in lmseed.cu).
+const SEED_BY_LIST_THREADS: usize = 256;
+
+/// Queries (first probes of one list) a block of the seed by list takes at most.
+pub(super) const SEED_BY_LIST_QUERIES: usize = 32;
+
+/// Queries a probed list must be the first probe of, on average, for the seed to go by
+/// list (kernels/lmseed.cu's grouped form): each block copies its list's rows once and
+/// scores them from shared memory by their dot products and the lists' row norms for
+/// every query of its record, where each query's warp read its 32 KiB from L2 and formed
+/// each distance. Measured on the H100 (session 33, `docs/gpu-runs/2026-12-06-s33/3-gdot/`,
+/// three rounds, device QPS against the seed by query): lowdim-i8 × 10 / × 20 / × 50 at
+/// 10,000 +5.1 / +3.3 / +0.3 % (its seed 60 → 52 µs, ncu), wide-i8 × 10 +1.2 %, lowdim-f16
+/// −0.3 to +0.1 %; batches of 1,000 (one first probe a list) keep the seed by query. The
+/// rows scored by distances as the per-query seed does (call 2): lowdim-i8 +1.1 / +1.6 %.
+/// Seeding the images by list as well (64 rows of 784 bytes, where the seed by query does
+/// not pay) lost 10.7 / 9.3 % at 2 / 5 probes: its seed cost 60 µs for 14 µs of scan.
+pub const SEED_BY_LIST_MIN_QUERIES: usize = 4;
+
+/// The most shared memory a block of the seed by list takes (the rows and a staged query
+/// a warp): the default limit, so that no opt-in is needed and several blocks fit an SM.
+const SEED_BY_LIST_MAX_SHARED: usize = 48 * 1024;
 
 /// Bytes of its first probe's rows a query's seed reads ([`seed_rows`]).
 const SEED_BYTES: usize = 32 * 1024;
@@ -90,15 +132,41 @@ fn seed_block(dim: usize, rows: usize, nb: usize) -> SeedBlock {
     }
 }
 
+/// The shared memory of a block of the seed by list: `rows` rows of `dim` values of
+/// `elem_bytes` (rounded up to 16 bytes), then a query staged a warp (4 bytes a value at
+/// most, 16-byte aligned).
+fn seed_by_list_shared(dim: usize, elem_bytes: usize, rows: usize) -> usize {
+    (rows * dim * elem_bytes).next_multiple_of(16)
+        + SEED_BY_LIST_THREADS / 32 * (dim * 4).next_multiple_of(16)
+}
+
+/// Whether a batch of `nb` queries over `n_lists` lists seeds its bounds by list: where its
+/// first probes are [`SEED_BY_LIST_MIN_QUERIES`] a list or more on average and a block's
+/// rows fit [`SEED_BY_LIST_MAX_SHARED`] (`shared`).
+fn seeds_by_list(nb: usize, n_lists: usize, shared: usize) -> bool {
+    nb >= SEED_BY_LIST_MIN_QUERIES * n_lists.min(nb).max(1) && shared <= SEED_BY_LIST_MAX_SHARED
+}
+
+/// Which of the seed's two kernels runs, and its launch shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SeedForm {
+    /// `ivf_lmseed`: each query's warps read its rows from global memory ([`seed_block`]).
+    PerQuery(SeedBlock),
+    /// `ivf_lmseed_grouped`: a block a tile of the first probes of one list
+    /// ([`SEED_BY_LIST_QUERIES`] at most) scores them from its rows, copied once, by their
+    /// dot products and the lists' row norms.
+    ByList,
+}
+
 /// The seed of one list-major scan shape: its kernel, and the rows and launch shape the
 /// kernel's shared memory was sized for (the launch takes them from here).
 pub(crate) struct SeedKernel {
-    /// `ivf_lmseed`'s plan.
+    /// The plan of `form`'s kernel.
     pub spec: KernelSpec,
     /// Rows of its first probe each query scores ([`seed_rows`]).
     pub rows: usize,
-    /// Its launch shape for those rows ([`seed_block`]).
-    pub block: SeedBlock,
+    /// Its kernel and launch shape for those rows.
+    pub form: SeedForm,
 }
 
 /// Whether a list-major scan for top-`k` of `n_probes` probes of `dtype` lists holding
@@ -134,28 +202,49 @@ pub(crate) fn seed_kernel(
     (metric, filter): (Metric, &Filter),
     k: usize,
     (nb, n_probes): (usize, usize),
-    two_phases: bool,
+    (two_phases, by): (bool, SeedBy),
 ) -> Option<SeedKernel> {
     let mean_rows = lists.n_rows() / lists.n_lists().max(1);
     if two_phases || !seeds_bounds(lists.dtype, k, n_probes, mean_rows) {
         return None;
     }
     let rows = seed_rows(lists.dim, lists.dtype.size());
-    let block = seed_block(lists.dim, rows, nb);
+    let by_list_shared = seed_by_list_shared(lists.dim, lists.dtype.size(), rows);
+    let by_list = match by {
+        SeedBy::Auto => seeds_by_list(nb, lists.n_lists, by_list_shared),
+        SeedBy::Query => false,
+        SeedBy::List => by_list_shared <= SEED_BY_LIST_MAX_SHARED,
+    };
+    let (form, kernel, signature, shared) = if by_list {
+        (
+            SeedForm::ByList,
+            "lmseedg",
+            LMSEED_GROUPED_SIGNATURE,
+            by_list_shared,
+        )
+    } else {
+        let block = seed_block(lists.dim, rows, nb);
+        (
+            SeedForm::PerQuery(block),
+            "lmseed",
+            LMSEED_SIGNATURE,
+            block.shared,
+        )
+    };
     Some(SeedKernel {
         spec: KernelSpec {
             plan: format!(
-                "lmseed_{}_v{}_{}_{}",
+                "{kernel}_{}_v{}_{}_{}",
                 lists.dtype.name(),
                 vec_name(lists.veclen),
                 metric.name(),
                 filter.name()
             ),
-            signature: LMSEED_SIGNATURE,
-            shared: block.shared,
+            signature,
+            shared,
         },
         rows,
-        block,
+        form,
     })
 }
 
@@ -165,12 +254,11 @@ impl IvfGpu {
     pub(super) fn seed_bounds_per_query<T: DeviceElem>(
         &self,
         kernel: &Kernel,
-        seed: &SeedKernel,
+        (rows, block): (usize, SeedBlock),
         b: &ScanBatch<'_, T>,
         bound: &mut CudaSlice<u32>,
     ) -> Result<()> {
         let lists = b.lists;
-        let SeedKernel { rows, block, .. } = seed;
         let cfg = LaunchConfig {
             grid_dim: (b.nb.div_ceil(block.queries) as u32, 1, 1),
             block_dim: ((32 * block.parts * block.queries) as u32, 1, 1),
@@ -180,7 +268,7 @@ impl IvfGpu {
             lists.dim as i32,
             b.n_probes as i32,
             b.nb as i32,
-            *rows as i32,
+            rows as i32,
             block.parts as i32,
         );
         let scalars = b.list_scalars();
@@ -199,6 +287,45 @@ impl IvfGpu {
         // 32-row groups; rows past its size are not read), the filter within its words,
         // and write bound[q] (the caller's buffer holds nb); the block's shared memory is
         // what seed_block gave the kernel for these rows.
+        unsafe { launch.run() }
+    }
+
+    /// Launches `ivf_lmseed_grouped` (linked as `kernel`, scoring `rows` rows a query) for
+    /// batch `b` over the first probes' tiles `grid` of grouping `g`: the bound of every
+    /// query (each is the first probe of one list, in one tile) into `bound`.
+    pub(super) fn seed_bounds_by_list<T: DeviceElem>(
+        &self,
+        kernel: &Kernel,
+        rows: usize,
+        b: &ScanBatch<'_, T>,
+        (g, grid): (&Grouped<'_>, Grid),
+        bound: &mut CudaSlice<u32>,
+    ) -> Result<()> {
+        let lists = b.lists;
+        let cfg = LaunchConfig {
+            grid_dim: (grid.tiles as u32, 1, 1),
+            block_dim: (SEED_BY_LIST_THREADS as u32, 1, 1),
+            shared_mem_bytes: seed_by_list_shared(lists.dim, lists.dtype.size(), rows) as u32,
+        };
+        let (dim_i, probes_i, rows_i) = (lists.dim as i32, b.n_probes as i32, rows as i32);
+        let records = g.records(grid);
+        let scalars = b.list_scalars();
+        let launch = Launch::on(self.gpu.stream(), kernel, cfg)
+            .view(&b.queries)
+            .scalar(&dim_i)
+            .scalar(&probes_i)
+            .view(&records)
+            .buffer(g.pairs)
+            .buffer(&lists.row_norms)
+            .scalar(&rows_i);
+        let launch = b.list_and_filter_args(launch, &scalars).buffer_mut(bound);
+        // SAFETY: a block whose record holds no pair returns at once; the others read their
+        // record's pairs (group_pairs: the first probes of the record's list, numbers below
+        // nb × n_probes), their queries (below nb, check_buffers), the whole 32-row groups
+        // of at most the first `rows` rows of the list (lists are padded to 32-row groups)
+        // into the shared memory seed_by_list_shared gave for those rows and those rows'
+        // norms (one a padded row), the filter within
+        // its words, and write the bounds of their queries (the caller's buffer holds nb).
         unsafe { launch.run() }
     }
 }
@@ -248,6 +375,23 @@ mod tests {
         // 4,096 dimensions: two warps fit; 16,384: one, past 48 KiB.
         assert_eq!(seed_block(4096, 128, small), block(1, 2, 2 * 16512));
         assert_eq!(seed_block(16384, 64, small), block(1, 1, 65664));
+    }
+
+    #[test]
+    fn batches_with_several_queries_a_list_seed_by_list_where_its_rows_fit() {
+        // lowdim × 10 at 10,000 queries: about ten first probes a list; at 1,000, one.
+        let shared = seed_by_list_shared(128, 1, seed_rows(128, 1));
+        assert_eq!(shared, 32 * 1024 + 8 * 512);
+        assert!(seeds_by_list(10_000, 1024, shared));
+        assert!(!seeds_by_list(1_000, 1024, shared));
+        assert!(seeds_by_list(4 * 1024, 1024, shared));
+        assert!(!seeds_by_list(4 * 1024 - 1, 1024, shared));
+        // Fewer queries than lists never go by list; rows past 48 KiB neither.
+        assert!(!seeds_by_list(3, 1024, shared));
+        assert!(seeds_by_list(8, 1, shared));
+        let wide = seed_by_list_shared(4096, 4, seed_rows(4096, 4));
+        assert!(wide > SEED_BY_LIST_MAX_SHARED);
+        assert!(!seeds_by_list(1_000_000, 16, wide));
     }
 
     #[test]

@@ -509,12 +509,24 @@ impl IvfGpu {
     /// Whether list-major batches scan each query's first probe alone first: by the
     /// batch's shape by default, or always or never, to compare or to test both ways.
     pub fn set_probe_phases(&self, phases: super::ProbePhases) {
-        *self.probe_phases.lock() = phases;
+        self.list_major_choice.lock().phases = phases;
     }
 
     /// The phase choice in force ([`IvfGpu::set_probe_phases`]).
     pub fn probe_phases_choice(&self) -> super::ProbePhases {
-        *self.probe_phases.lock()
+        self.list_major_choice.lock().phases
+    }
+
+    /// How list-major batches that seed their bounds seed them: by list where the batch
+    /// has several queries a list by default, or by query or by list, to compare or to
+    /// test both ways.
+    pub fn set_seed_by(&self, seed: super::SeedBy) {
+        self.list_major_choice.lock().seed = seed;
+    }
+
+    /// The list-major settings in force.
+    pub(crate) fn list_major_choice(&self) -> super::ListMajorChoice {
+        *self.list_major_choice.lock()
     }
 
     /// The queries per tile a list-major scan of this shape runs with on this device
