@@ -21,6 +21,11 @@
 #   clock_log_start FILE / clock_log_stop
 #                             the SM clock, power and throttle reasons every 20 ms into
 #                             FILE (nvidia-smi, CSV) while the commands between them run
+#   warm_test_cache BUILD LIMIT
+#                             links the plans the IVF GPU tests use most (every plan but the
+#                             list scans' of capacities other than 1, 16, 128, 1024 and of
+#                             dimensions only some tests take) from BUILD's bundle into the
+#                             tests' kernel cache, for at most LIMIT seconds
 #   runner_finish             W's logs into OUT (tests, times, a tarball of the rest), then
 #                             the A/B means, the tests' verdicts and each timeline printed
 runner_start() {
@@ -76,6 +81,17 @@ clock_log_start() {
 clock_log_stop() {
   [ -n "${CLOCK_LOG_PID:-}" ] && kill "$CLOCK_LOG_PID" 2>/dev/null
   CLOCK_LOG_PID=
+}
+
+warm_test_cache() {
+  local b=gpu-run/bin cache=${TMPDIR:-/tmp}/ltokit-ivf-gpu-test-cache
+  "$b/ltokit-$1" bundle inspect "$b/ivf-$1.ltkb" | awk '$1 == "plan" {print $2}' > "$W/all-plans.txt"
+  { grep -E '^lmscan_c(1|16|128|1024)_(u8|i8)tcw?_d(512|784)_' "$W/all-plans.txt"
+    grep -E '_c(1|16|128|1024)_' "$W/all-plans.txt" | grep -vE '_d(96|100|200|256|384|512|784)_'
+    grep -vE '^(lmscan|lmwarp|scan)_' "$W/all-plans.txt" | grep -vE '_c(1|16|128|1024)_'; } | sort -u > "$W/test-plans.txt"
+  timeout "$2" "$b/ltokit-$1" warmup --bundle "$b/ivf-$1.ltkb" --arch native --jobs 16 \
+    --plans "$W/test-plans.txt" --cache-dir "$cache" > "$W/warmup.txt" 2>&1
+  echo "warmup at $SECONDS s: $(tail -n 1 "$W/warmup.txt")" >> "$W/times.txt"
 }
 
 runner_finish() {

@@ -13,14 +13,7 @@ set -u
 . scripts/gpu-runner-lib.sh
 runner_start /tmp/s33c1
 b=gpu-run/bin
-cache=${TMPDIR:-/tmp}/ltokit-ivf-gpu-test-cache
-$b/ltokit-split1 bundle inspect $b/ivf-split1.ltkb | awk '$1 == "plan" {print $2}' > $W/all-plans.txt
-{ grep -E '^lmscan_c(1|16|128|1024)_(u8|i8)tcw?_d(512|784)_' $W/all-plans.txt
-  grep -E '_c(1|16|128|1024)_' $W/all-plans.txt | grep -vE '_d(96|100|200|256|384|512|784)_'
-  grep -vE '^(lmscan|lmwarp|scan)_' $W/all-plans.txt | grep -vE '_c(1|16|128|1024)_'; } | sort -u > $W/test-plans.txt
-timeout 100 $b/ltokit-split1 warmup --bundle $b/ivf-split1.ltkb --arch native --jobs 16 \
-  --plans $W/test-plans.txt --cache-dir "$cache" > $W/warmup.txt 2>&1
-echo "warmup at $SECONDS s: $(tail -n 1 $W/warmup.txt)" >> $W/times.txt
+warm_test_cache split1 100
 SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-split1 $W 230 list_major_tiles large_batches \
   device_resident list_major_lists_longer list_major_bounds_seeded
 SETS="images" ROUNDS=3 timeout $((420 - SECONDS)) \
