@@ -46,6 +46,78 @@ __device__ __forceinline__ void select_offer_chunk(float v, int c, float bound, 
     else thr = topk_offer<CAP>(d, id, n_probes, lane, thr, s, c);
 }
 
+// The warp's 32 keys in ascending order across its lanes (lane i: the (i + 1)-th smallest):
+// a bitonic network, 15 dependent exchanges where select_kth_key takes 32 ballot rounds.
+__device__ __forceinline__ unsigned select_sort_lanes(unsigned key, int lane) {
+    #pragma unroll
+    for (int size = 2; size <= 32; size <<= 1)
+        #pragma unroll
+        for (int stride = size / 2; stride > 0; stride >>= 1) {
+            const unsigned other = __shfl_xor_sync(IVF_FULL, key, stride);
+            const bool ascending = (lane & size) == 0, lower = (lane & stride) == 0;
+            key = lower == ascending ? min(key, other) : max(key, other);
+        }
+    return key;
+}
+
+// Candidates of one query that select_ranked ranks at most (two a lane).
+#define SELECT_RANKED 64
+// Rows of more centres than this take the sorted bound and select_ranked; shorter ones
+// the ballot rounds and offers, which offer only their few chunks. Measured on the H100
+// (session 34, `docs/gpu-runs/2026-12-06-s34/1-ab/`, `selrank` against main, three rounds,
+// batch 10,000): with every row ranked, 1,024 centres gained (lowdim-i8 × 10 / × 20 +3.3 /
+// +2.8 %, the selection 32.6 → 18.2 µs at × 10; f32 × 5 +3.2 %, f16 × 10 / × 20 +1.5 /
+// +1.8 %) and the images' 256 lost a little at 10 / 20 probes (−0.5 / −1.3 %).
+#define SELECT_RANKED_MIN_CENTERS 256
+
+// The row's n_probes best centres, best first, into `out`, where at most SELECT_RANKED of
+// its scores are at or under `bound` (the caller's bound, at least the n_probes-th
+// smallest; `v`: the lane's chunks of the row, NaN past it): those candidates go into
+// the warp's `cand_key` / `cand_c` as (score key, centre), re-read from the row (a lane
+// has a few: its chunks are registers, which an index known only at run time would put
+// in local memory), and each one's rank is the count of candidates before it by key, then
+// centre — the order of the offers among equal scores. Returns false, writing nothing,
+// where there are more candidates; the caller offers them.
+template <int ROW_CHUNKS>
+__device__ __forceinline__ bool select_ranked(const float (&v)[ROW_CHUNKS], const float* row, float bound, int n_probes,
+                                              int lane, unsigned* cand_key, int* cand_c, long long* out) {
+    unsigned mask = 0;
+    #pragma unroll
+    for (int j = 0; j < ROW_CHUNKS; ++j) mask |= (v[j] <= bound ? 1u : 0u) << j;
+    const int count = __popc(mask);
+    int end = count;  // the lanes' counts up to this one's
+    #pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const int o = __shfl_up_sync(IVF_FULL, end, off);
+        if (lane >= off) end += o;
+    }
+    const int total = __shfl_sync(IVF_FULL, end, 31);
+    if (total > SELECT_RANKED) return false;
+    for (int at = end - count; mask != 0; mask &= mask - 1, ++at) {
+        const int c = 32 * (__ffs(mask) - 1) + lane;
+        cand_key[at] = topk_score_key(row[c]);
+        cand_c[at] = c;
+    }
+    __syncwarp();
+    // Candidates lane and lane + 32 of this lane.
+    const unsigned k0 = lane < total ? cand_key[lane] : 0u, k1 = lane + 32 < total ? cand_key[lane + 32] : 0u;
+    const int c0 = lane < total ? cand_c[lane] : 0, c1 = lane + 32 < total ? cand_c[lane + 32] : 0;
+    int r0 = 0, r1 = 0;
+    #pragma unroll 4
+    for (int t = 0; t < total; ++t) {
+        const unsigned k = cand_key[t];
+        const int c = cand_c[t];
+        r0 += k < k0 || (k == k0 && c < c0);
+        r1 += k < k1 || (k == k1 && c < c1);
+    }
+    if (lane < total && r0 < n_probes) out[r0] = c0;
+    if (lane + 32 < total && r1 < n_probes) out[r1] = c1;
+    // Fewer candidates than probes (fewer centres): the rest is centre 0, as the offers leave it.
+    for (int j = total + lane; j < n_probes; j += 32) out[j] = 0;
+    __syncwarp();
+    return true;
+}
+
 // Each query's n_probes best centres from its row of the score matrix, best first: one
 // warp a query (select_warps a block). First a bound: each lane keeps the M = ⌈CAP / 32⌉ smallest
 // scores it reads, and the n_probes-th smallest of those 32 · M distinct entries is at
@@ -63,7 +135,13 @@ __device__ __forceinline__ void select_offer_chunk(float v, int c, float bound, 
 //     `docs/gpu-runs/2026-12-02-s21/3-final/`, `fcsr` against `final` in the same call,
 //     two rounds, the search replayed): the 1,024-centre sets +0.3 to +2.2 % at batch
 //     10,000 (i8 × 10 +2.2 %: the kernel 43.3 → 33.5 µs) and +0.0 to +1.5 % at 1,000;
-//     session 20's call, without the replay, had them within its noise.
+//     session 20's call, without the replay, had them within its noise. Past
+//     SELECT_RANKED_MIN_CENTERS centres its bound is the n_probes-th of the lanes' minima
+//     sorted across the warp (select_sort_lanes), and where at most SELECT_RANKED scores
+//     are under it (about 12 at 10 probes of 1,024
+//     centres, 31 at 20) they are ranked against each other (select_ranked) instead of
+//     offered: 1,226 instructions a query at 10 probes went mostly to the bound's 32
+//     ballot rounds and the offers' ballot a chunk and insertions, one chain.
 // Warps (queries) a block of capacity CAP holds: eight, or four where eight warps' top-k
 // lists would pass the 48 KiB of static shared memory a kernel may declare (CAP 1,024:
 // 64 KiB, which ptxas refuses). gpu/coarse/plan.rs `select_queries_per_block` launches so.
@@ -78,6 +156,9 @@ __device__ __forceinline__ void ivf_coarse_select_body(
     constexpr int WARPS = select_warps<CAP>();
     __shared__ float top_d[WARPS * CAP];
     __shared__ int top_i[WARPS * CAP];
+    // select_ranked's candidates (rows in registers only).
+    __shared__ unsigned cand_key[ROW_CHUNKS > 0 ? WARPS * SELECT_RANKED : 1];
+    __shared__ int cand_c[ROW_CHUNKS > 0 ? WARPS * SELECT_RANKED : 1];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int q = blockIdx.x * WARPS + warp;
     if (q >= nq) return;
@@ -96,15 +177,29 @@ __device__ __forceinline__ void ivf_coarse_select_body(
     float rd = inf, kth = inf;
     int rid = -1;
     if (ROW_CHUNKS > 0 && n_centers <= 32 * ROW_CHUNKS) {
+        // Past the row: NaN, which no comparison takes and fminf passes over.
         float v[ROW_CHUNKS > 0 ? ROW_CHUNKS : 1];
         #pragma unroll
         for (int j = 0; j < ROW_CHUNKS; ++j) {
             const int c = 32 * j + lane;
-            v[j] = c < n_centers ? row[c] : inf;
+            v[j] = c < n_centers ? row[c] : __int_as_float(0x7fffffff);
         }
-        #pragma unroll
-        for (int j = 0; j < ROW_CHUNKS; ++j) select_keep_low(low, v[j]);
-        const float bound = topk_key_score(select_kth_key(low, n_probes));
+        float bound;
+        if (n_centers > SELECT_RANKED_MIN_CENTERS) {
+            float lane_min = v[0];
+            #pragma unroll
+            for (int j = 1; j < ROW_CHUNKS; ++j) lane_min = fminf(lane_min, v[j]);
+            bound = topk_key_score(
+                __shfl_sync(IVF_FULL, select_sort_lanes(topk_score_key(lane_min), lane), n_probes - 1));
+            long long* out = out_probes + (long long)q * n_probes;
+            if (select_ranked(v, row, bound, n_probes, lane, cand_key + warp * SELECT_RANKED,
+                              cand_c + warp * SELECT_RANKED, out))
+                return;
+        } else {
+            #pragma unroll
+            for (int j = 0; j < ROW_CHUNKS; ++j) select_keep_low(low, v[j]);
+            bound = topk_key_score(select_kth_key(low, n_probes));
+        }
         #pragma unroll
         for (int j = 0; j < ROW_CHUNKS; ++j)
             if (32 * j < n_centers)

@@ -141,41 +141,6 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
     return dist_bytes<true>(group, lane, staged, dim, xnorm2);
 }
 
-// One __dp4a a word (exact: at most 4 · 255² a word, summed over dimensions well within
-// 32 bits for any dimension the index allows).
-extern "C" __device__ float ivf_dot(const unsigned char* group, int lane, const unsigned char* staged, int dim) {
-#if defined(IVF_DTYPE_i8)
-    int acc = 0;
-#else
-    unsigned acc = 0;
-#endif
-#if defined(IVF_VEC_max)
-    const uint4* g = reinterpret_cast<const uint4*>(group);
-    const uint4* q = reinterpret_cast<const uint4*>(staged);
-    #pragma unroll 8
-    for (int c = 0; c < dim / 16; ++c) {
-        const uint4 x = g[c * 32 + lane];
-        const uint4 qv = q[c];
-#if defined(IVF_DTYPE_i8)
-        acc = __dp4a((int)x.x, (int)qv.x, acc);
-        acc = __dp4a((int)x.y, (int)qv.y, acc);
-        acc = __dp4a((int)x.z, (int)qv.z, acc);
-        acc = __dp4a((int)x.w, (int)qv.w, acc);
-#else
-        acc = __dp4a(x.x, qv.x, acc);
-        acc = __dp4a(x.y, qv.y, acc);
-        acc = __dp4a(x.z, qv.z, acc);
-        acc = __dp4a(x.w, qv.w, acc);
-#endif
-    }
-#else
-    const T* g = reinterpret_cast<const T*>(group);
-    const T* q = reinterpret_cast<const T*>(staged);
-    for (int c = 0; c < dim; ++c) acc += (int)g[c * 32 + lane] * (int)q[c];
-#endif
-    return (float)acc;
-}
-
 extern "C" __device__ float ivf_dist_by_difference(const unsigned char* group, int lane, const unsigned char* staged, int dim,
                                                    float* xnorm2) {
     return dist_bytes<false>(group, lane, staged, dim, xnorm2);
@@ -215,19 +180,6 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
         }
     }
     *xnorm2 = xn;
-    return acc;
-}
-
-extern "C" __device__ float ivf_dot(const unsigned char* group, int lane, const unsigned char* staged, int dim) {
-    const Chunk* g = reinterpret_cast<const Chunk*>(group);
-    const float* q = reinterpret_cast<const float*>(staged);
-    float acc = 0.f;
-    #pragma unroll 8
-    for (int c = 0; c < dim / VECLEN; ++c) {
-        Chunk ch = g[c * 32 + lane];
-        #pragma unroll
-        for (int e = 0; e < VECLEN; ++e) acc = fmaf(q[c * VECLEN + e], to_f32(ch.v[e]), acc);
-    }
     return acc;
 }
 

@@ -18,11 +18,6 @@ extern "C" __device__ float ivf_dist(const unsigned char* group, int lane, const
 extern "C" __device__ float ivf_dist_by_difference(const unsigned char* group, int lane, const unsigned char* staged, int dim,
                                                    float* xnorm2);
 
-// The dot product alone of the same row and query (exact 32-bit integer sums for 8-bit
-// types, as ivf_dist's; f32 for float types), where the row's squared norm is known
-// already (the lists' row_norms: lmseed.cu's seed by list forms L2 from it).
-extern "C" __device__ float ivf_dot(const unsigned char* group, int lane, const unsigned char* staged, int dim);
-
 // Whether source id `id` is kept for query `query` (fragment filter_<kind>).
 extern "C" __device__ bool ivf_keep(long long id, int query, const unsigned int* filter, long long words);
 
@@ -126,6 +121,13 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, const unsigne
 // (or, when it could not be fetched, the step at `rows`) and its rows' norms to shared
 // memory, or waits for this thread's asynchronous copies.
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt, int slot);
+
+// After a barrier that follows ivf_lm_store: the score (ivf_score's convention) of every
+// (query slot i, row r) of the step in buffer `slot` into scores[i * LM_STEP_ROWS + r]
+// (shared memory), all of them, as ivf_lm_multiply forms those it keeps — the bounds'
+// seed on the scan's own arithmetic (lmseedt.cu). The caller puts a barrier between this
+// and reading them.
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, unsigned char* work, int slot, float* scores);
 
 // After a barrier that follows ivf_lm_store: scores every (query slot, row) of the step
 // in buffer `slot` with ivf_score and keeps the candidates that beat their slot's

@@ -512,10 +512,10 @@ __device__ __forceinline__ float lm_score(Sum dot, Sum qn, Sum xn, bool l2) {
 
 #if defined(LM_WMMA)
 #include <mma.h>
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int, LmCandidates cand) {
+// The step's dot products into w.dots ([qt][LM_ACC_STRIDE]), then a block barrier.
+__device__ __forceinline__ void lm_wmma_dots(int dim, int qt, const LmWork& w) {
     using namespace nvcuda;
-    const LmWork w = lm_work(work, dim, qt, 0);
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
     const int kpad = lm_kpad(dim);
     // Warp w computes the 16-row column block tn = w % 4 of the step against query tiles
     // tm = w / 4 and w / 4 + 2 (as many as qt has), sharing each B fragment.
@@ -551,6 +551,12 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
         if (two) wmma::store_matrix_sync(out + (tm0 + 2) * 16 * LM_ACC_STRIDE, c1, LM_ACC_STRIDE, wmma::mem_row_major);
     }
     __syncthreads();
+}
+
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int, LmCandidates cand) {
+    const LmWork w = lm_work(work, dim, qt, 0);
+    const int lane = threadIdx.x % 32;
+    lm_wmma_dots(dim, qt, w);
     // A warp scores 32 rows of one query slot at a time and keeps what beats its threshold
     // with one shared-memory atomic for the warp.
     const bool l2 = ivf_metric_l2();
@@ -564,6 +570,16 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
             base = __shfl_sync(0xffffffffu, base, 0);
             if (kept & (1u << lane)) lm_put(cand, i, base + __popc(kept & ((1u << lane) - 1)), s, r);
         }
+    }
+}
+
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, unsigned char* work, int, float* scores) {
+    const LmWork w = lm_work(work, dim, qt, 0);
+    lm_wmma_dots(dim, qt, w);
+    const bool l2 = ivf_metric_l2();
+    for (int e = threadIdx.x; e < qt * LM_STEP_ROWS; e += LM_THREADS) {
+        const int i = e / LM_STEP_ROWS, r = e % LM_STEP_ROWS;
+        scores[e] = lm_score(w.dots[i * LM_ACC_STRIDE + r], w.qn[i], w.xn[r], l2);
     }
 }
 #elif defined(LM_MMA)
@@ -767,6 +783,37 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
     else if (qt == 32) lm_mma<2>(dim, w, cand);
     else lm_mma<1>(dim, w, cand);
 }
+
+// Every accumulator of warp w scored into scores[slot][row] (lm_mma's layout).
+template <int NT>
+__device__ __forceinline__ void lm_mma_scores(int dim, const LmWork& w, float* scores) {
+    Sum c[NT][4];
+    #pragma unroll
+    for (int n = 0; n < NT; ++n)
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) c[n][j] = Sum(0);
+    lm_products<NT>(dim, w, c);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int r0 = (warp % 4) * 16 + lane / 4;
+    const int i0 = (warp / 4) * 8 * NT + 2 * (lane % 4);
+    const Sum xn0 = w.xn[r0], xn1 = w.xn[r0 + 8];
+    const bool l2 = ivf_metric_l2();
+    #pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int i = i0 + 8 * n + (j & 1), r = r0 + (j >= 2 ? 8 : 0);
+            scores[i * LM_STEP_ROWS + r] = lm_score(c[n][j], w.qn[i], j >= 2 ? xn1 : xn0, l2);
+        }
+    }
+}
+
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, unsigned char* work, int slot, float* scores) {
+    const LmWork w = lm_work(work, dim, qt, slot);
+    if (qt == 64) lm_mma_scores<4>(dim, w, scores);
+    else if (qt == 32) lm_mma_scores<2>(dim, w, scores);
+    else lm_mma_scores<1>(dim, w, scores);
+}
 #else
 template <int QPT> __device__ __forceinline__ void lm_load_queries(const float* p, float* q);
 template <> __device__ __forceinline__ void lm_load_queries<1>(const float* p, float* q) { q[0] = p[0]; }
@@ -777,8 +824,10 @@ template <> __device__ __forceinline__ void lm_load_queries<4>(const float* p, f
     const float4 v = *reinterpret_cast<const float4*>(p); q[0] = v.x; q[1] = v.y; q[2] = v.z; q[3] = v.w;
 }
 
-template <int QPT>
-__device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, const LmCandidates& cand) {
+// Thread t's QPT × 4 dot products (slots QPT (t / 16) …, rows 4 (t % 16) …) scored, each
+// handed to use(slot, row, score).
+template <int QPT, typename Use>
+__device__ __forceinline__ void lm_fma_scores(int dim, int qt, const LmWork& w, Use use) {
     const int rq = threadIdx.x % 16;         // rows 4 rq .. 4 rq + 3
     const int qg = threadIdx.x / 16;         // query slots QPT qg .. QPT qg + QPT - 1
     const int stride = qt + 4;
@@ -807,13 +856,17 @@ __device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, co
     #pragma unroll
     for (int a = 0; a < QPT; ++a) {
         const int i = qg * QPT + a;
-        const float qn = w.qn[i], thr = cand.thr[i];
+        const float qn = w.qn[i];
         #pragma unroll
-        for (int b = 0; b < 4; ++b) {
-            const float sc = lm_score(s[a][b], qn, xn[b], l2);
-            if (sc < thr) lm_keep(cand, i, sc, rq * 4 + b);
-        }
+        for (int b = 0; b < 4; ++b) use(i, rq * 4 + b, lm_score(s[a][b], qn, xn[b], l2));
     }
+}
+
+template <int QPT>
+__device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, const LmCandidates& cand) {
+    lm_fma_scores<QPT>(dim, qt, w, [&](int i, int r, float sc) {
+        if (sc < cand.thr[i]) lm_keep(cand, i, sc, r);
+    });
 }
 
 extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int, LmCandidates cand) {
@@ -821,6 +874,14 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
     if (qt == 64) lm_multiply<4>(dim, qt, w, cand);
     else if (qt == 32) lm_multiply<2>(dim, qt, w, cand);
     else lm_multiply<1>(dim, qt, w, cand);
+}
+
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, unsigned char* work, int, float* scores) {
+    const LmWork w = lm_work(work, dim, qt, 0);
+    auto store = [&](int i, int r, float sc) { scores[i * LM_STEP_ROWS + r] = sc; };
+    if (qt == 64) lm_fma_scores<4>(dim, qt, w, store);
+    else if (qt == 32) lm_fma_scores<2>(dim, qt, w, store);
+    else lm_fma_scores<1>(dim, qt, w, store);
 }
 #endif
 

@@ -140,6 +140,14 @@ fn assert_best_lists(index: &IvfIndex, qf: &[f32], probes: &[i64], n_probes: usi
                 metric.score(q, &index.centers[l as usize * dim..(l as usize + 1) * dim])
             })
             .collect();
+        let mut lists = probes[qi * n_probes..(qi + 1) * n_probes].to_vec();
+        lists.sort_unstable();
+        lists.dedup();
+        assert_eq!(
+            lists.len(),
+            n_probes,
+            "{ctx} query {qi}: a list chosen twice"
+        );
         got.sort_by(f64::total_cmp);
         for (g, (_, c)) in got.iter().zip(&cpu) {
             assert!(
@@ -150,8 +158,8 @@ fn assert_best_lists(index: &IvfIndex, qf: &[f32], probes: &[i64], n_probes: usi
     }
 }
 
-/// The coarse search of `queries` by `gindex` picks the CPU's best lists at 1, 7, 40 and 590
-/// probes (`ctx` prefixes each message).
+/// The coarse search of `queries` by `gindex` picks the CPU's best lists at 1, 7, 20, 32, 40
+/// and 590 probes (`ctx` prefixes each message).
 fn assert_probes_match_cpu(
     engine: &IvfGpu,
     index: &IvfIndex,
@@ -161,8 +169,9 @@ fn assert_probes_match_cpu(
 ) {
     let qf = queries.to_f32();
     // 590 probes: the largest top-k capacity (1,024), whose selection blocks take four
-    // queries instead of eight (its lists' shared memory).
-    for n_probes in [1usize, 7, 40, 590] {
+    // queries instead of eight (its lists' shared memory); 20 and 32: the largest
+    // capacities whose rows of up to 1,024 centres are held in registers and ranked.
+    for n_probes in [1usize, 7, 20, 32, 40, 590] {
         let probes = gindex.probes(engine, queries, n_probes).unwrap();
         assert_best_lists(
             index,
@@ -1155,6 +1164,44 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     println!(
         "score-matrix coarse search ({matrices:?}): 5 type × dimension shapes × 3 metrics × 4 probe counts and short rows (201 and 256 centres) at 1 to 16 probes match the CPU, and {f16_matrix} searches by the f16 score matrix (64- and 128-query tiles); non-finite f32 and f16 queries named (seed {s})"
     );
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn rows_with_more_tied_centres_than_the_ranking_holds_select_the_best_lists() {
+    // The selection of rows held in registers ranks the scores under its bound where
+    // there are at most 64 (kernels/coarse_select.cu `select_ranked`), else offers them.
+    // 300 copies of one centre tie, so that queries near it have hundreds of scores under
+    // the bound; queries elsewhere have few. Batch 1,000: the score matrix.
+    let (engine, s, mut rng) = engine_and_seed();
+    let dim = 24;
+    let base = synthetic(6_000, dim, 40, DType::F32, s);
+    let mut centers: Vec<f32> = base.to_f32()[..300 * dim].to_vec();
+    let tied: Vec<f32> = (0..dim).map(|_| 2.0 * rng.uniform() - 1.0).collect();
+    for _ in 0..300 {
+        centers.extend_from_slice(&tied);
+    }
+    let assignment = assign_cpu(&base.to_f32(), &centers, dim);
+    let ids: Vec<i64> = (0..base.rows as i64).collect();
+    let mut queries = synthetic(1_000, dim, 40, DType::F32, s ^ 13).to_f32();
+    for q in queries.chunks_mut(dim).step_by(2) {
+        for (v, t) in q.iter_mut().zip(&tied) {
+            *v = t + 0.01 * *v;
+        }
+    }
+    let queries = Matrix::from_f32(1_000, dim, &queries).unwrap();
+    let qf = queries.to_f32();
+    for metric in [Metric::L2, Metric::Ip] {
+        let index =
+            IvfIndex::from_assignment(metric, &base, &ids, centers.clone(), &assignment).unwrap();
+        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        for n_probes in [10usize, 20, 32] {
+            let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
+            let ctx = format!("600 centres, 300 tied, n_probes {n_probes} (seed {s})");
+            assert_best_lists(&index, &qf, &probes, n_probes, &ctx);
+        }
+    }
+    println!("rows with 300 tied centres select the CPU's best lists at 10, 20 and 32 probes, L2 and inner product (seed {s})");
 }
 
 #[test]

@@ -111,7 +111,13 @@ pub(crate) fn list_major_kernels(
     let cap = capacity(k)?;
     let kernel = LmKernel::choose(tile, lists.dim, k, shared)?;
     let two_phases = phased(choice.phases, n_probes, nb * n_probes, lists.n_lists);
-    let seed = seed_kernel(lists, (metric, filter), k, batch, (two_phases, choice.seed));
+    let seed = seed_kernel(
+        lists,
+        (tile, metric, filter),
+        k,
+        batch,
+        (two_phases, choice.seed),
+    );
     Ok(ListMajorKernels {
         scan: KernelSpec {
             plan: format!(
@@ -351,7 +357,16 @@ impl IvfGpu {
                 rest: tiles_for(b.nb * (b.n_probes - 1))?,
             }
         } else {
-            let by_list = matches!(&seed, Some((_, seed)) if seed.form == SeedForm::ByList);
+            let by_list = matches!(
+                &seed,
+                Some((
+                    _,
+                    SeedKernel {
+                        form: SeedForm::ByList { .. },
+                        ..
+                    }
+                ))
+            );
             TileSizes {
                 first: if by_list {
                     FirstProbes::Seed(SEED_BY_LIST_QUERIES)
@@ -364,7 +379,9 @@ impl IvfGpu {
         let g = self.group_pairs(&group_k, &mut groups.grouping, b, sizes)?;
         self.profiler.lap(gpu, Stage::Group)?;
         if let (Some((seed_k, seed)), Some(grid)) = (&seed, g.grids.seed) {
-            self.seed_bounds_by_list(seed_k, seed.rows, b, (&g, grid), bound)?;
+            if let SeedForm::ByList { tile } = seed.form {
+                self.seed_bounds_by_list(seed_k, (tile, seed.rows), b, (&g, grid), bound)?;
+            }
         }
         let (cand_d, cand_i) = cand;
         for &grid in &g.grids.scans {

@@ -10,7 +10,8 @@ use ltokit::launch::{CudaSlice, DeviceElem, Elem, Extent, Kernel, Launch, Launch
 use ltokit::Result;
 
 use super::group::{Grid, Grouped};
-use super::{vec_name, DeviceLists, IvfGpu, KernelSpec, SeedBy};
+use super::tile::seed_work_bytes;
+use super::{vec_name, DeviceLists, IvfGpu, KernelSpec, LmTile, SeedBy, LM_THREADS};
 use crate::gpu::scan::{scan_signature, ScanBatch};
 use crate::metric::{Filter, Metric};
 use crate::DType;
@@ -31,39 +32,42 @@ const LMSEED_SIGNATURE: &[Param] = scan_signature!(
     ]
 );
 
-/// `ivf_lmseed_grouped`'s parameters (kernels/lmseed.cu).
-const LMSEED_GROUPED_SIGNATURE: &[Param] = scan_signature!(
+/// `ivf_lmseed_tile`'s parameters (kernels/lmseedt.cu).
+const LMSEED_TILE_SIGNATURE: &[Param] = scan_signature!(
     [
         Param::Ptr,                            // queries, in the lists' type
         Param::I32,                            // dim
+        Param::I32,                            // veclen
         Param::I32,                            // n_probes
+        Param::I32,                            // queries per tile
+        Param::I32,                            // steps a query's seed scores
+        Param::I32,                            // work area offset
         Param::Buffer(Elem::I32, Extent::Any), // the first probes' tile records
         Param::Buffer(Elem::I32, Extent::Any), // pairs grouped by list
         Param::Buffer(Elem::U32, Extent::Any), // the lists' row norms
-        Param::I32,                            // rows a query's seed scores
     ],
     [
         Param::BufferMut(Elem::U32, Extent::Any), // per-query bounds
     ]
 );
 
-/// Threads of a block of the seed by list (`LMSEED_GROUPED_THREADS` in lmseed.cu).
-const SEED_BY_LIST_THREADS: usize = 256;
-
 /// Queries (first probes of one list) a block of the seed by list takes at most.
 pub(super) const SEED_BY_LIST_QUERIES: usize = 32;
 
 /// Queries a probed list must be the first probe of, on average, for the seed to go by
-/// list (kernels/lmseed.cu's grouped form): each block copies its list's rows once and
-/// scores them from shared memory by their dot products and the lists' row norms for
-/// every query of its record, where each query's warp read its 32 KiB from L2 and formed
-/// each distance. Measured on the H100 (session 33, `docs/gpu-runs/2026-12-06-s33/3-gdot/`,
-/// three rounds, device QPS against the seed by query): lowdim-i8 × 10 / × 20 / × 50 at
-/// 10,000 +5.1 / +3.3 / +0.3 % (its seed 60 → 52 µs, ncu), wide-i8 × 10 +1.2 %, lowdim-f16
-/// −0.3 to +0.1 %; batches of 1,000 (one first probe a list) keep the seed by query. The
-/// rows scored by distances as the per-query seed does (call 2): lowdim-i8 +1.1 / +1.6 %.
-/// Seeding the images by list as well (64 rows of 784 bytes, where the seed by query does
-/// not pay) lost 10.7 / 9.3 % at 2 / 5 probes: its seed cost 60 µs for 14 µs of scan.
+/// list: each block stages its record's queries and scores the list's first rows against
+/// them once, where each query's warp read its 32 KiB from L2 and formed each distance.
+/// Measured on the H100 with the rows scored by their dot products (kernels/lmseed.cu's
+/// grouped form; session 33, `docs/gpu-runs/2026-12-06-s33/3-gdot/`, three rounds, device
+/// QPS against the seed by query): lowdim-i8 × 10 / × 20 / × 50 at 10,000 +5.1 / +3.3 /
+/// +0.3 % (its seed 60 → 52 µs, ncu), wide-i8 × 10 +1.2 %, lowdim-f16 −0.3 to +0.1 %;
+/// batches of 1,000 (one first probe a list) keep the seed by query. The rows scored by
+/// distances as the per-query seed does (call 2): lowdim-i8 +1.1 / +1.6 %. Seeding the
+/// images by list as well (64 rows of 784 bytes, where the seed by query does not pay)
+/// lost 10.7 / 9.3 % at 2 / 5 probes: its seed cost 60 µs for 14 µs of scan. The scan's
+/// own tile arithmetic (kernels/lmseedt.cu) replaced the dot products in session 34
+/// (`docs/gpu-runs/2026-12-06-s34/1-ab/`, `tseed` against main, three rounds, 10,000):
+/// lowdim-f16 × 10 / × 20 +2.2 / +1.5 %, lowdim-i8 +0.2 / −0.1 %, lowdim f32 within ±1 %.
 pub const SEED_BY_LIST_MIN_QUERIES: usize = 4;
 
 /// The most shared memory a block of the seed by list takes (the rows and a staged query
@@ -132,19 +136,23 @@ fn seed_block(dim: usize, rows: usize, nb: usize) -> SeedBlock {
     }
 }
 
-/// The shared memory of a block of the seed by list: `rows` rows of `dim` values of
-/// `elem_bytes` (rounded up to 16 bytes), then a query staged a warp (4 bytes a value at
-/// most, 16-byte aligned).
-fn seed_by_list_shared(dim: usize, elem_bytes: usize, rows: usize) -> usize {
-    (rows * dim * elem_bytes).next_multiple_of(16)
-        + SEED_BY_LIST_THREADS / 32 * (dim * 4).next_multiple_of(16)
+/// The shared memory of a block of the seed by list for lists of `dim` values scanned by
+/// `tile`: the step's scores ([`SEED_BY_LIST_QUERIES`] × 64 floats) and the slots' query
+/// numbers, then from a 128-byte boundary (the first of the two returned: the kernel's
+/// `work_off`) the tile's work area; the second is the whole.
+fn seed_by_list_shared(tile: LmTile, dim: usize) -> (usize, usize) {
+    let work_off = (SEED_BY_LIST_QUERIES * (64 + 1) * 4).next_multiple_of(128);
+    (
+        work_off,
+        work_off + seed_work_bytes(tile, dim, SEED_BY_LIST_QUERIES),
+    )
 }
 
-/// Whether a batch of `nb` queries over `n_lists` lists seeds its bounds by list: where its
-/// first probes are [`SEED_BY_LIST_MIN_QUERIES`] a list or more on average and a block's
-/// rows fit [`SEED_BY_LIST_MAX_SHARED`] (`shared`).
-fn seeds_by_list(nb: usize, n_lists: usize, shared: usize) -> bool {
-    nb >= SEED_BY_LIST_MIN_QUERIES * n_lists.min(nb).max(1) && shared <= SEED_BY_LIST_MAX_SHARED
+/// Whether a batch of `nb` queries over `n_lists` lists seeds its bounds by list (where a
+/// block fits [`SEED_BY_LIST_MAX_SHARED`]): where its first probes are
+/// [`SEED_BY_LIST_MIN_QUERIES`] a list or more on average.
+fn seeds_by_list(nb: usize, n_lists: usize) -> bool {
+    nb >= SEED_BY_LIST_MIN_QUERIES * n_lists.min(nb).max(1)
 }
 
 /// Which of the seed's two kernels runs, and its launch shape.
@@ -152,10 +160,10 @@ fn seeds_by_list(nb: usize, n_lists: usize, shared: usize) -> bool {
 pub(crate) enum SeedForm {
     /// `ivf_lmseed`: each query's warps read its rows from global memory ([`seed_block`]).
     PerQuery(SeedBlock),
-    /// `ivf_lmseed_grouped`: a block a tile of the first probes of one list
-    /// ([`SEED_BY_LIST_QUERIES`] at most) scores them from its rows, copied once, by their
-    /// dot products and the lists' row norms.
-    ByList,
+    /// `ivf_lmseed_tile`: a block a tile of the first probes of one list
+    /// ([`SEED_BY_LIST_QUERIES`] at most) scores the list's first steps against them with
+    /// the scan's own tile arithmetic (`tile`'s fragment).
+    ByList { tile: LmTile },
 }
 
 /// The seed of one list-major scan shape: its kernel, and the rows and launch shape the
@@ -199,7 +207,7 @@ pub const SEED_MIN_ROWS: usize = 6400;
 /// 7 % at every shape of the grid where two phases pay).
 pub(crate) fn seed_kernel(
     lists: &DeviceLists,
-    (metric, filter): (Metric, &Filter),
+    (tile, metric, filter): (LmTile, Metric, &Filter),
     k: usize,
     (nb, n_probes): (usize, usize),
     (two_phases, by): (bool, SeedBy),
@@ -209,42 +217,45 @@ pub(crate) fn seed_kernel(
         return None;
     }
     let rows = seed_rows(lists.dim, lists.dtype.size());
-    let by_list_shared = seed_by_list_shared(lists.dim, lists.dtype.size(), rows);
-    let by_list = match by {
-        SeedBy::Auto => seeds_by_list(nb, lists.n_lists, by_list_shared),
-        SeedBy::Query => false,
-        SeedBy::List => by_list_shared <= SEED_BY_LIST_MAX_SHARED,
-    };
-    let (form, kernel, signature, shared) = if by_list {
-        (
-            SeedForm::ByList,
-            "lmseedg",
-            LMSEED_GROUPED_SIGNATURE,
-            by_list_shared,
-        )
-    } else {
-        let block = seed_block(lists.dim, rows, nb);
-        (
-            SeedForm::PerQuery(block),
-            "lmseed",
-            LMSEED_SIGNATURE,
-            block.shared,
-        )
-    };
-    Some(SeedKernel {
-        spec: KernelSpec {
+    let (_, by_list_shared) = seed_by_list_shared(tile, lists.dim);
+    let by_list = by_list_shared <= SEED_BY_LIST_MAX_SHARED
+        && match by {
+            SeedBy::Auto => seeds_by_list(nb, lists.n_lists),
+            SeedBy::Query => false,
+            SeedBy::List => true,
+        };
+    let spec = if by_list {
+        KernelSpec {
             plan: format!(
-                "{kernel}_{}_v{}_{}_{}",
+                "lmseedt_{}_{}_{}",
+                tile.name(),
+                metric.name(),
+                filter.name()
+            ),
+            signature: LMSEED_TILE_SIGNATURE,
+            shared: by_list_shared,
+        }
+    } else {
+        KernelSpec {
+            plan: format!(
+                "lmseed_{}_v{}_{}_{}",
                 lists.dtype.name(),
                 vec_name(lists.veclen),
                 metric.name(),
                 filter.name()
             ),
-            signature,
-            shared,
-        },
+            signature: LMSEED_SIGNATURE,
+            shared: seed_block(lists.dim, rows, nb).shared,
+        }
+    };
+    Some(SeedKernel {
+        spec,
         rows,
-        form,
+        form: if by_list {
+            SeedForm::ByList { tile }
+        } else {
+            SeedForm::PerQuery(seed_block(lists.dim, rows, nb))
+        },
     })
 }
 
@@ -290,41 +301,49 @@ impl IvfGpu {
         unsafe { launch.run() }
     }
 
-    /// Launches `ivf_lmseed_grouped` (linked as `kernel`, scoring `rows` rows a query) for
-    /// batch `b` over the first probes' tiles `grid` of grouping `g`: the bound of every
-    /// query (each is the first probe of one list, in one tile) into `bound`.
+    /// Launches `ivf_lmseed_tile` (linked as `kernel` with `tile`'s fragment, scoring
+    /// `rows` rows a query, whole 64-row steps) for batch `b` over the first probes' tiles
+    /// `grid` of grouping `g`: the bound of every query (each is the first probe of one
+    /// list, in one tile) into `bound`.
     pub(super) fn seed_bounds_by_list<T: DeviceElem>(
         &self,
         kernel: &Kernel,
-        rows: usize,
+        (tile, rows): (LmTile, usize),
         b: &ScanBatch<'_, T>,
         (g, grid): (&Grouped<'_>, Grid),
         bound: &mut CudaSlice<u32>,
     ) -> Result<()> {
         let lists = b.lists;
+        let (work_off, shared) = seed_by_list_shared(tile, lists.dim);
         let cfg = LaunchConfig {
             grid_dim: (grid.tiles as u32, 1, 1),
-            block_dim: (SEED_BY_LIST_THREADS as u32, 1, 1),
-            shared_mem_bytes: seed_by_list_shared(lists.dim, lists.dtype.size(), rows) as u32,
+            block_dim: (LM_THREADS, 1, 1),
+            shared_mem_bytes: shared as u32,
         };
-        let (dim_i, probes_i, rows_i) = (lists.dim as i32, b.n_probes as i32, rows as i32);
+        let (dim_i, veclen_i, probes_i) =
+            (lists.dim as i32, lists.veclen as i32, b.n_probes as i32);
+        let (qt_i, steps_i, work_off_i) =
+            (grid.qt as i32, rows.div_ceil(64) as i32, work_off as i32);
         let records = g.records(grid);
         let scalars = b.list_scalars();
         let launch = Launch::on(self.gpu.stream(), kernel, cfg)
             .view(&b.queries)
             .scalar(&dim_i)
+            .scalar(&veclen_i)
             .scalar(&probes_i)
+            .scalar(&qt_i)
+            .scalar(&steps_i)
+            .scalar(&work_off_i)
             .view(&records)
             .buffer(g.pairs)
-            .buffer(&lists.row_norms)
-            .scalar(&rows_i);
+            .buffer(&lists.row_norms);
         let launch = b.list_and_filter_args(launch, &scalars).buffer_mut(bound);
         // SAFETY: a block whose record holds no pair returns at once; the others read their
-        // record's pairs (group_pairs: the first probes of the record's list, numbers below
-        // nb × n_probes), their queries (below nb, check_buffers), the whole 32-row groups
-        // of at most the first `rows` rows of the list (lists are padded to 32-row groups)
-        // into the shared memory seed_by_list_shared gave for those rows and those rows'
-        // norms (one a padded row), the filter within
+        // record's pairs (group_pairs: at most qt = SEED_BY_LIST_QUERIES first probes of
+        // the record's list, numbers below nb × n_probes), their queries (below nb,
+        // check_buffers), the whole 32-row groups of the list's first steps (lists are
+        // padded to 32-row groups) and their row norms (one a padded row), into the shared
+        // memory seed_by_list_shared gave for this tile and dimension, the filter within
         // its words, and write the bounds of their queries (the caller's buffer holds nb).
         unsafe { launch.run() }
     }
@@ -378,20 +397,30 @@ mod tests {
     }
 
     #[test]
-    fn batches_with_several_queries_a_list_seed_by_list_where_its_rows_fit() {
+    fn batches_with_several_queries_a_list_seed_by_list() {
         // lowdim × 10 at 10,000 queries: about ten first probes a list; at 1,000, one.
-        let shared = seed_by_list_shared(128, 1, seed_rows(128, 1));
-        assert_eq!(shared, 32 * 1024 + 8 * 512);
-        assert!(seeds_by_list(10_000, 1024, shared));
-        assert!(!seeds_by_list(1_000, 1024, shared));
-        assert!(seeds_by_list(4 * 1024, 1024, shared));
-        assert!(!seeds_by_list(4 * 1024 - 1, 1024, shared));
-        // Fewer queries than lists never go by list; rows past 48 KiB neither.
-        assert!(!seeds_by_list(3, 1024, shared));
-        assert!(seeds_by_list(8, 1, shared));
-        let wide = seed_by_list_shared(4096, 4, seed_rows(4096, 4));
-        assert!(wide > SEED_BY_LIST_MAX_SHARED);
-        assert!(!seeds_by_list(1_000_000, 16, wide));
+        assert!(seeds_by_list(10_000, 1024));
+        assert!(!seeds_by_list(1_000, 1024));
+        assert!(seeds_by_list(4 * 1024, 1024));
+        assert!(!seeds_by_list(4 * 1024 - 1, 1024));
+        // Fewer queries than lists never go by list.
+        assert!(!seeds_by_list(3, 1024));
+        assert!(seeds_by_list(8, 1));
+    }
+
+    #[test]
+    fn a_seed_by_list_block_holds_the_scores_then_the_tiles_work_area() {
+        // i8 × 128 on mma.sync (rows by cp.async): 32 × 65 floats (8,320 bytes, 8,320 at a
+        // 128-byte boundary), then the queries' and two steps' row norms, 96 staged rows of
+        // 128 + 16 bytes.
+        let (work_off, shared) = seed_by_list_shared(LmTile::Mma(DType::I8), 128);
+        assert_eq!(work_off, 8320);
+        assert_eq!(shared, 8320 + 4 * (32 + 128) + 96 * 144);
+        // f16 × 128 through registers: 96 rows of 136 halves, 96 norms.
+        let (_, shared) = seed_by_list_shared(LmTile::Mma(DType::F16), 128);
+        assert_eq!(shared, 8320 + 2 * 96 * 136 + 4 * 96);
+        // Wide f32 tiles pass the limit and seed by query instead.
+        assert!(seed_by_list_shared(LmTile::F32Fma, 4096).1 > SEED_BY_LIST_MAX_SHARED);
     }
 
     #[test]

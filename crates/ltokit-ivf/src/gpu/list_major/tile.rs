@@ -414,6 +414,17 @@ fn work_bytes(tile: LmTile, dim: usize, qt: usize, rows: RowCopy) -> usize {
     }
 }
 
+/// The tile fragment's work area for `qt` queries and one step buffer in the seed by list
+/// (kernels/lmseedt.cu): the 8-bit mma tiles copy rows with cp.async there, the others
+/// through registers.
+pub(super) fn seed_work_bytes(tile: LmTile, dim: usize, qt: usize) -> usize {
+    let rows = match tile {
+        LmTile::Mma(dtype) if dtype.size() == 1 => RowCopy::Async { step_buffers: 1 },
+        _ => RowCopy::Registers { wide_room: false },
+    };
+    work_bytes(tile, dim, qt, rows)
+}
+
 /// Dynamic shared memory of one list-major block of `qt` queries whose rows travel
 /// through registers — the most any kernel of the shape needs (the layout in lmscan.cu:
 /// top-k lists, a step's kept candidates (a score and a row byte for each of 64 rows a
