@@ -1083,8 +1083,8 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     // value by value; 136: five 32-dimension chunks of the f16 kernel, the last partial),
     // in every query type, every coarse metric and both multiplications of the matrix
     // (tensor cores: 3xTF32 for f32, 2xTF32 for the others at this batch size; CUDA
-    // cores). Larger batches of f16 and 8-bit queries take the f16 score matrix against the
-    // centres' split, 64-query tiles at 2,000 queries and 128 at 4,000 (601 centres).
+    // cores). Larger batches of f16 and 8-bit queries take the split centres' score matrix
+    // (the next test).
     use ltokit_ivf::gpu::coarse::MATRIX_MIN_QUERIES;
     let (engine, s, mut rng) = engine_and_seed();
     let nq = MATRIX_MIN_QUERIES + 452;
@@ -1125,6 +1125,27 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
             }
         }
     }
+    // A non-finite value in a query past the first tiles is named.
+    let base = synthetic(8_000, 40, 40, DType::F32, s);
+    let (_, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 600, s);
+    let mut values = synthetic(nq, 40, 40, DType::F32, s ^ 3).to_f32();
+    let bad = nq - 37;
+    values[bad * 40 + 39] = f32::INFINITY;
+    let queries = Matrix::from_f32(nq, 40, &values).unwrap();
+    assert_search_names_query(&engine, &gindex, &queries, bad);
+    println!(
+        "score-matrix coarse search ({matrices:?}): 5 type × dimension shapes × 3 metrics × 6 probe counts and short rows (201 and 256 centres) at 1 to 16 probes match the CPU; a non-finite f32 query named (seed {s})"
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn large_batches_of_f16_and_8_bit_queries_take_the_score_matrix_of_the_split_centres() {
+    // Batches of f16 and 8-bit queries that keep two blocks an SM busy take the f16 score
+    // matrix against the centres' f16 halves (kernels/coarse_h16.cu) or, for 8-bit
+    // queries, the integer one against their limbs (kernels/coarse_imma.cu): 64-query
+    // tiles at 2,000 queries and 128 at 4,000 (601 centres: a partial centre tile).
+    let (engine, s, mut rng) = engine_and_seed();
     engine.set_tile_arith(TileArith::Mma);
     let mut f16_matrix = 0;
     for (dtype, dim) in [(DType::U8, 40), (DType::F16, 37), (DType::I8, 136)] {
@@ -1139,14 +1160,6 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
             }
         }
     }
-    // A non-finite value in a query past the first tiles is named.
-    let base = synthetic(8_000, 40, 40, DType::F32, s);
-    let (_, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 600, s);
-    let mut values = synthetic(nq, 40, 40, DType::F32, s ^ 3).to_f32();
-    let bad = nq - 37;
-    values[bad * 40 + 39] = f32::INFINITY;
-    let queries = Matrix::from_f32(nq, 40, &values).unwrap();
-    assert_search_names_query(&engine, &gindex, &queries, bad);
     // And an infinite f16 value past the first batch part, found by the f16 score matrix
     // as it converts (4,000 queries: 128-query tiles; dimension 64: whole groups of four,
     // the vector loads).
@@ -1162,7 +1175,7 @@ fn large_batches_score_every_centre_and_find_the_best_lists() {
     let queries = Matrix::new(DType::F16, nq, 64, bytes).unwrap();
     assert_search_names_query(&engine, &gindex, &queries, bad);
     println!(
-        "score-matrix coarse search ({matrices:?}): 5 type × dimension shapes × 3 metrics × 4 probe counts and short rows (201 and 256 centres) at 1 to 16 probes match the CPU, and {f16_matrix} searches by the f16 score matrix (64- and 128-query tiles); non-finite f32 and f16 queries named (seed {s})"
+        "{f16_matrix} searches by the split centres' score matrices (64- and 128-query tiles) match the CPU; a non-finite f16 query named (seed {s})"
     );
 }
 
