@@ -9,12 +9,12 @@ set -u
 . scripts/gpu-runner-lib.sh
 runner_start /tmp/s34c3
 b=gpu-run/bin
-SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-pers $W 150 large_batches a_non_finite_query_is_named \
+SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-pers $W 100 large_batches_of_f16 a_non_finite_query_is_named \
   device_resident
-SETS="lowdim-i8 lowdim-f16 lowdim images" ROUNDS=3 timeout $((290 - SECONDS)) \
+SETS="lowdim-i8 lowdim-f16 lowdim images" ROUNDS=3 timeout $((225 - SECONDS)) \
   bash scripts/gpu-ab.sh "$W/ab" final fh pers > "$OUT/ab.log" 2>&1
 echo "ab at $SECONDS s" >> "$W/times.txt"
 python3 scripts/ab-summary.py "$W/ab" final > "$W/summary.txt" 2>&1
-timeline final lowdim-i8 1024 10 315; timeline pers lowdim-i8 1024 10 340
+timeline final lowdim-i8 1024 10 250; timeline pers lowdim-i8 1024 10 275
 cp "$W/summary.txt" "$OUT/ab-summary.txt"
 runner_finish
