@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # A/B of ltokit builds in one device call: each build's `ltokit ivf bench --scan
 # list-major` on the bench sets (scripts/make-bench-data.py), batches 10,000 and 1,000,
-# two rounds with the builds interleaved, then one line per (set, batch, n_probes) with
+# two rounds with the builds interleaved (each figure the median of 15 timed searches: with
+# 3, single rounds read up to 11 % low while their profiled scan stage did not move —
+# session 34, `docs/gpu-runs/2026-12-06-s34/2-final/ab.log` — and a search of 10,000
+# queries takes under a millisecond), then one line per (set, batch, n_probes) with
 # every build's device QPS and scan time, then each build's mean device and host QPS against
 # the first build named (scripts/ab-summary.py). Run on the GPU machine
 # from the repository root with gpu-run/ carried: build NAME is gpu-run/bin/ltokit-NAME,
@@ -42,7 +45,7 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     exe=$(build_exe "$build")
     for set in $sets; do
       read -r lists probes <<< "$(shape "$set")"
-      timeout 120 "$exe" ivf bench --k 10 --json --scan list-major --cache-dir "/tmp/ab-cache-$build" --reps 3 \
+      timeout 120 "$exe" ivf bench --k 10 --json --scan list-major --cache-dir "/tmp/ab-cache-$build" --reps 15 \
         --lists "$lists" --base "$data/$set/base.npy" --queries "$data/$set/queries.npy" \
         --probes "$probes" --batch 10000,1000 > "$out/$set-$build-$round.json" 2> "$out/$set-$build-$round.err"
     done
