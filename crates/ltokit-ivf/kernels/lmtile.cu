@@ -743,17 +743,23 @@ __device__ __forceinline__ void lm_keep_biased(const LmWork& w, const LmCandidat
 }
 #endif
 
+// Warp w's accumulators of one step's products (lm_products), from zero.
+template <int NT>
+__device__ __forceinline__ void lm_step_products(int dim, const LmWork& w, Sum (&c)[NT][4]) {
+    #pragma unroll
+    for (int n = 0; n < NT; ++n)
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) c[n][j] = Sum(0);
+    lm_products<NT>(dim, w, c);
+}
+
 // Scores warp w's accumulators and keeps those under their query's threshold. Accumulator
 // j of block n: step row 16 (w % 4) + g (+ 8 for j ≥ 2), query (w / 4) · 8 NT + 8 n + 2 t
 // (+ 1 for odd j).
 template <int NT>
 __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandidates& cand) {
     Sum c[NT][4];
-    #pragma unroll
-    for (int n = 0; n < NT; ++n)
-        #pragma unroll
-        for (int j = 0; j < 4; ++j) c[n][j] = Sum(0);
-    lm_products<NT>(dim, w, c);
+    lm_step_products<NT>(dim, w, c);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
     const int r0 = (warp % 4) * 16 + g;
@@ -788,11 +794,7 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
 template <int NT>
 __device__ __forceinline__ void lm_mma_scores(int dim, const LmWork& w, float* scores) {
     Sum c[NT][4];
-    #pragma unroll
-    for (int n = 0; n < NT; ++n)
-        #pragma unroll
-        for (int j = 0; j < 4; ++j) c[n][j] = Sum(0);
-    lm_products<NT>(dim, w, c);
+    lm_step_products<NT>(dim, w, c);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int r0 = (warp % 4) * 16 + lane / 4;
     const int i0 = (warp / 4) * 8 * NT + 2 * (lane % 4);
