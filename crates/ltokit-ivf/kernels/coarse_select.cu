@@ -138,10 +138,10 @@ __device__ __forceinline__ bool select_ranked(const float (&v)[ROW_CHUNKS], cons
 //     session 20's call, without the replay, had them within its noise. Past
 //     SELECT_RANKED_MIN_CENTERS centres its bound is the n_probes-th of the lanes' minima
 //     sorted across the warp (select_sort_lanes), and where at most SELECT_RANKED scores
-//     are under it (about 12 at 10 probes of 1,024
-//     centres, 31 at 20) they are ranked against each other (select_ranked) instead of
-//     offered: 1,226 instructions a query at 10 probes went mostly to the bound's 32
-//     ballot rounds and the offers' ballot a chunk and insertions, one chain.
+//     are under it (about 12 at 10 probes of 1,024 centres, 31 at 20) they are ranked
+//     against each other (select_ranked) instead of offered: 1,226 instructions a query at
+//     10 probes went mostly to the bound's 32 ballot rounds and the offers' ballot a chunk
+//     and insertions, one chain.
 // Warps (queries) a block of capacity CAP holds: eight, or four where eight warps' top-k
 // lists would pass the 48 KiB of static shared memory a kernel may declare (CAP 1,024:
 // 64 KiB, which ptxas refuses). gpu/coarse/plan.rs `select_queries_per_block` launches so.
