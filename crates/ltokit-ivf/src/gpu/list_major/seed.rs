@@ -136,12 +136,16 @@ fn seed_block(dim: usize, rows: usize, nb: usize) -> SeedBlock {
     }
 }
 
+/// Rows of a step of the list-major scan, which the seed by list scores a step at a time
+/// (`LM_STEP_ROWS`, kernels/ivf_abi.cuh).
+const STEP_ROWS: usize = 64;
+
 /// The shared memory of a block of the seed by list for lists of `dim` values scanned by
-/// `tile`: the step's scores ([`SEED_BY_LIST_QUERIES`] × 64 floats) and the slots' query
+/// `tile`: the step's scores ([`SEED_BY_LIST_QUERIES`] × [`STEP_ROWS`] floats) and the slots' query
 /// numbers, then from a 128-byte boundary (the first of the two returned: the kernel's
 /// `work_off`) the tile's work area; the second is the whole.
 fn seed_by_list_shared(tile: LmTile, dim: usize) -> (usize, usize) {
-    let work_off = (SEED_BY_LIST_QUERIES * (64 + 1) * 4).next_multiple_of(128);
+    let work_off = (SEED_BY_LIST_QUERIES * (STEP_ROWS + 1) * 4).next_multiple_of(128);
     (
         work_off,
         work_off + seed_work_bytes(tile, dim, SEED_BY_LIST_QUERIES),
@@ -302,7 +306,7 @@ impl IvfGpu {
     }
 
     /// Launches `ivf_lmseed_tile` (linked as `kernel` with `tile`'s fragment, scoring
-    /// `rows` rows a query, whole 64-row steps) for batch `b` over the first probes' tiles
+    /// `rows` rows a query, whole [`STEP_ROWS`]-row steps) for batch `b` over the first probes' tiles
     /// `grid` of grouping `g`: the bound of every query (each is the first probe of one
     /// list, in one tile) into `bound`.
     pub(super) fn seed_bounds_by_list<T: DeviceElem>(
@@ -322,8 +326,11 @@ impl IvfGpu {
         };
         let (dim_i, veclen_i, probes_i) =
             (lists.dim as i32, lists.veclen as i32, b.n_probes as i32);
-        let (qt_i, steps_i, work_off_i) =
-            (grid.qt as i32, rows.div_ceil(64) as i32, work_off as i32);
+        let (qt_i, steps_i, work_off_i) = (
+            grid.qt as i32,
+            rows.div_ceil(STEP_ROWS) as i32,
+            work_off as i32,
+        );
         let records = g.records(grid);
         let scalars = b.list_scalars();
         let launch = Launch::on(self.gpu.stream(), kernel, cfg)
