@@ -14,6 +14,8 @@ extern "C" __device__ float ivf_coarse_query_decode(unsigned bits);
 // bits in one load, and those bits as four f16 (packed pairs) — exact for f16, i8, u8.
 extern "C" __device__ uint2 ivf_coarse_query_bits4(const unsigned char* queries, long long j);
 extern "C" __device__ uint2 ivf_coarse_query_halves4(uint2 bits);
+// Bytes of one stored value (4, 2 or 1).
+extern "C" __device__ int ivf_coarse_query_bytes();
 // Whether the query type's values are all exact in TF32 (no split needed in 3xTF32).
 extern "C" __device__ bool ivf_coarse_query_exact_tf32();
 

@@ -19,11 +19,12 @@
 // of the centres from L2 at 128 (250 MB a batch of 10,000 images against 256 centres at
 // 32). Measured on images (ncu, docs/gpu-runs/2026-12-01-s13/): 78 µs at 32 queries, 68
 // at 128 — what is left is latency (two blocks an SM) and a last partial wave, not L2
-// bandwidth. Dimensions go through in chunks of 32, two shared-memory stages: the
-// centres' halves copied with cp.async (their split rows are padded with zeros to whole
-// chunks and whole tiles, so no copy is bounds-checked), the queries loaded into registers
-// four values at a time and converted when stored, after the chunk in hand is multiplied
-// — one barrier a chunk. Blocks of the first centre tile report non-finite query values.
+// bandwidth. Dimensions go through in chunks of 32, staged in shared memory: the centres'
+// halves copied with cp.async (their split rows are padded with zeros to whole chunks and
+// whole tiles, so no copy is bounds-checked); f16 queries copied with them, three chunks
+// deep in 128-query tiles (ch_scores ASYNC), other types' loaded into registers four values
+// at a time and converted when stored, after the chunk in hand is multiplied — one barrier
+// a chunk. Blocks of the first centre tile report non-finite query values.
 #include <cuda_fp16.h>
 #include "coarse.cuh"
 #include "mma.cuh"
@@ -87,8 +88,53 @@ __device__ __forceinline__ void ch_store_queries(ChQueries<WQ>& r, __half* qs, i
     }
 }
 
-// qs: two stages of TQ query rows; cs: two stages of CH_TC hi rows then CH_TC lo rows.
-template <int WQ, bool VEC4>
+// The warp's products of one staged chunk (q, c: its ldmatrix rows in the stage) into its
+// accumulators.
+__device__ __forceinline__ void ch_multiply_chunk(const __half* q, const __half* c, float (&acc)[2][4][4]) {
+    #pragma unroll
+    for (int k = 0; k < CH_KC; k += 16) {
+        unsigned a[2][4];
+        mma_ldsm_x4(a[0], q + k);
+        mma_ldsm_x4(a[1], q + 16 * CH_LD + k);
+        #pragma unroll
+        for (int n = 0; n < 4; ++n) {
+            unsigned b[4];  // hi at k, hi at k + 8, lo at k, lo at k + 8
+            mma_ldsm_x4(b, c + n * 8 * CH_LD + k);
+            #pragma unroll
+            for (int m = 0; m < 2; ++m) {
+                mma_f16(acc[m][n], a[m], b[2], b[3]);  // the small part first, as in 3xTF32
+                mma_f16(acc[m][n], a[m], b[0], b[1]);
+            }
+        }
+    }
+}
+
+// Checks this thread's query groups of a stage copied by cp.async (ASYNC), which passed no
+// register: the first row of the tile with a non-finite value into `bad`.
+template <int WQ>
+__device__ __forceinline__ void ch_check_staged(const __half* qs, int q0, int& bad) {
+    using T = ChTile<WQ>;
+    #pragma unroll
+    for (int u = 0; u < T::QGROUPS; ++u) {
+        const int row = ch_query_row<T::THREADS>(u);
+        const uint2 h = *reinterpret_cast<const uint2*>(qs + row * CH_LD + 4 * ((int)threadIdx.x % (CH_KC / 4)));
+        if (ch_non_finite(h.x) || ch_non_finite(h.y)) bad = min(bad, q0 + row);
+    }
+}
+
+// The stages a tile of WQ warps across the queries keeps: three for 128-query tiles (61,440
+// bytes of dynamic shared memory, three blocks an SM), two for 64-query tiles (30,720: five
+// blocks an SM, as their static two stages were). gpu/coarse/plan.rs `half_shared_bytes` is
+// the same rule.
+template <int WQ> struct ChStages { static constexpr int N = WQ >= 4 ? 3 : 2; };
+
+// qs: ChStages stages of TQ query rows; cs: as many of CH_TC hi rows then CH_TC lo rows.
+//   ASYNC: f16 queries whose rows are 8-byte aligned, copied as they are with cp.async
+//     (ch_pipeline), ChStages deep; checked for non-finite values in shared memory;
+//   else: four values at a time (VEC4) or one through registers, converted to f16 and
+//     checked as stored, two stages (loaded while the chunk before is multiplied, stored
+//     after it).
+template <int WQ, bool VEC4, bool ASYNC>
 __device__ __forceinline__ void ch_scores(CH_PARAMS, __half* qs, __half* cs)
 {
     using T = ChTile<WQ>;
@@ -109,37 +155,34 @@ __device__ __forceinline__ void ch_scores(CH_PARAMS, __half* qs, __half* cs)
             for (int j = 0; j < 4; ++j) acc[m][n][j] = 0.f;
 
     int bad = 0x7fffffff;
-    ChQueries<WQ> next;
-    ch_copy_centres<WQ>(cs, split, dim_pad, n_pad, c0, 0);
-    ch_load_queries<WQ, VEC4>(next, queries, nq, dim, q0, 0);
-    ch_store_queries<WQ, VEC4>(next, qs, q0, bad);
-    for (int k0 = 0, s = 0; k0 < dim; k0 += CH_KC, s ^= 1) {
-        asm volatile("cp.async.wait_all;" ::: "memory");
-        __syncthreads();  // this chunk is staged; the other stage's last readers are done
-        const bool more = k0 + CH_KC < dim;
-        if (more) {
-            ch_copy_centres<WQ>(cs + (s ^ 1) * T::CSTAGE, split, dim_pad, n_pad, c0, k0 + CH_KC);
-            ch_load_queries<WQ, VEC4>(next, queries, nq, dim, q0, k0 + CH_KC);
-        }
-        const __half* q = qs + s * T::QSTAGE + qa;
-        const __half* c = cs + s * T::CSTAGE + cb;
-        #pragma unroll
-        for (int k = 0; k < CH_KC; k += 16) {
-            unsigned a[2][4];
-            mma_ldsm_x4(a[0], q + k);
-            mma_ldsm_x4(a[1], q + 16 * CH_LD + k);
-            #pragma unroll
-            for (int n = 0; n < 4; ++n) {
-                unsigned b[4];  // hi at k, hi at k + 8, lo at k, lo at k + 8
-                mma_ldsm_x4(b, c + n * 8 * CH_LD + k);
-                #pragma unroll
-                for (int m = 0; m < 2; ++m) {
-                    mma_f16(acc[m][n], a[m], b[2], b[3]);  // the small part first, as in 3xTF32
-                    mma_f16(acc[m][n], a[m], b[0], b[1]);
-                }
+    if (ASYNC) {
+        ch_pipeline<ChStages<WQ>::N>(
+            (dim + CH_KC - 1) / CH_KC,
+            [&](int chunk, int s) {
+                ch_copy_query_groups<T::THREADS, T::QGROUPS>(reinterpret_cast<unsigned char*>(qs + s * T::QSTAGE),
+                                                             queries, nq, 2LL * dim, q0, 2 * chunk * CH_KC);
+                ch_copy_centres<WQ>(cs + s * T::CSTAGE, split, dim_pad, n_pad, c0, chunk * CH_KC);
+            },
+            [&](int s) {
+                if (blockIdx.y == 0) ch_check_staged<WQ>(qs + s * T::QSTAGE, q0, bad);
+                ch_multiply_chunk(qs + s * T::QSTAGE + qa, cs + s * T::CSTAGE + cb, acc);
+            });
+    } else {
+        ChQueries<WQ> next;
+        ch_copy_centres<WQ>(cs, split, dim_pad, n_pad, c0, 0);
+        ch_load_queries<WQ, VEC4>(next, queries, nq, dim, q0, 0);
+        ch_store_queries<WQ, VEC4>(next, qs, q0, bad);
+        for (int k0 = 0, s = 0; k0 < dim; k0 += CH_KC, s ^= 1) {
+            asm volatile("cp.async.wait_all;" ::: "memory");
+            __syncthreads();  // this chunk is staged; the other stage's last readers are done
+            const bool more = k0 + CH_KC < dim;
+            if (more) {
+                ch_copy_centres<WQ>(cs + (s ^ 1) * T::CSTAGE, split, dim_pad, n_pad, c0, k0 + CH_KC);
+                ch_load_queries<WQ, VEC4>(next, queries, nq, dim, q0, k0 + CH_KC);
             }
+            ch_multiply_chunk(qs + s * T::QSTAGE + qa, cs + s * T::CSTAGE + cb, acc);
+            if (more) ch_store_queries<WQ, VEC4>(next, qs + (s ^ 1) * T::QSTAGE, q0, bad);
         }
-        if (more) ch_store_queries<WQ, VEC4>(next, qs + (s ^ 1) * T::QSTAGE, q0, bad);
     }
     if (blockIdx.y == 0) coarse_report_bad(bad_query, query_base, bad);
     #pragma unroll
@@ -152,10 +195,14 @@ template <int WQ>
 __device__ __forceinline__ void ch_kernel(CH_PARAMS)
 {
     using T = ChTile<WQ>;
-    __shared__ __align__(16) __half qs[2 * T::QSTAGE];
-    __shared__ __align__(16) __half cs[2 * T::CSTAGE];
-    if (dim % 4 == 0 && (reinterpret_cast<size_t>(queries) & 7) == 0) ch_scores<WQ, true>(CH_ARGS, qs, cs);
-    else ch_scores<WQ, false>(CH_ARGS, qs, cs);
+    // Dynamic: three stages of a 128-query tile pass the 48 KiB a kernel may declare.
+    extern __shared__ __align__(16) unsigned char ch_shared[];
+    __half* qs = reinterpret_cast<__half*>(ch_shared);
+    __half* cs = qs + ChStages<WQ>::N * T::QSTAGE;
+    const bool aligned = (reinterpret_cast<size_t>(queries) & 7) == 0;
+    if (ivf_coarse_query_bytes() == 2 && dim % 4 == 0 && aligned) ch_scores<WQ, true, true>(CH_ARGS, qs, cs);
+    else if (dim % 4 == 0 && aligned) ch_scores<WQ, true, false>(CH_ARGS, qs, cs);
+    else ch_scores<WQ, false, false>(CH_ARGS, qs, cs);
 }
 
 // Tiles of 64 queries (4 warps) and 128 (8 warps); the host takes the largest that still

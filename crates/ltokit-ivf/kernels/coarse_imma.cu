@@ -18,7 +18,7 @@
 // shared memory and L2 bytes a dimension. Each warp multiplies 32 queries × 16 centres
 // (two accumulators a block, one for each limb), so a 64-centre tile takes four warps
 // across the centres; the queries' 8-byte groups are staged as they are in memory
-// (cp.async where they are 8-byte aligned, three chunks deep: ci_scores).
+// (cp.async where they are 8-byte aligned, three chunks deep: ci_scores, ch_pipeline).
 #include "coarse.cuh"
 #include "coarse_tile.cuh"
 
@@ -53,7 +53,7 @@ template <int WQ> struct CiTile {
 template <int WQ> struct CiQueries { uint2 raw[CiTile<WQ>::QGROUPS]; };
 
 // Loads one chunk's query bytes of this thread one byte at a time (queries whose groups
-// are not 8-byte aligned; the others are copied with cp.async: ci_copy_queries).
+// are not 8-byte aligned; the others are copied with cp.async: ch_copy_query_groups).
 template <int WQ>
 __device__ __forceinline__ void ci_load_queries(CiQueries<WQ>& r, const unsigned char* queries, int nq, int dim,
                                                 int q0, int k0) {
@@ -85,25 +85,6 @@ __device__ __forceinline__ void ci_store_queries(CiQueries<WQ>& r, unsigned char
         const int col = 8 * ((int)threadIdx.x % (CH_KC / 4));
         asm volatile("" : "+r"(r.raw[u].x), "+r"(r.raw[u].y));
         *reinterpret_cast<uint2*>(qs + row * (2 * CH_LD) + col) = r.raw[u];
-    }
-}
-
-// Starts the copy of one chunk's query bytes of this thread (the groups of
-// ci_load_queries, 8-byte aligned: VEC8) into stage `qs` with cp.async, zeros past the
-// batch or the dimension; the caller commits the group.
-template <int WQ>
-__device__ __forceinline__ void ci_copy_queries(unsigned char* qs, const unsigned char* queries, int nq, int dim,
-                                                int q0, int k0) {
-    using T = CiTile<WQ>;
-    #pragma unroll
-    for (int u = 0; u < T::QGROUPS; ++u) {
-        const int row = ch_query_row<T::THREADS>(u);
-        const int col = 8 * ((int)threadIdx.x % (CH_KC / 4));
-        const int q = q0 + row, d = k0 + col;
-        const bool ok = q < nq && d < dim;
-        const unsigned char* src = queries + (ok ? (long long)q * dim + d : 0);
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;"
-                     :: "r"(mma_shared_address(qs + row * (2 * CH_LD) + col)), "l"(src), "r"(ok ? 8 : 0) : "memory");
     }
 }
 
@@ -148,11 +129,17 @@ __device__ __forceinline__ void ci_multiply_chunk(const __half* q, const __half*
 //     dimensions: two chunks) −1.2 to +0.2 %, batch 1,000 −0.4 to +0.8 %;
 //   else: the queries' bytes one at a time through registers, two stages (loaded while
 //     the chunk before is multiplied, stored after it).
+// Each block goes through several tiles (ChTiles), the copies of the next in flight behind
+// the products and stores of this one. Measured on the H100 (session 34, call 3,
+// `docs/gpu-runs/2026-12-06-s34/3-persist/`, `pers`, with the f16 form going through several
+// too, against main, three rounds): lowdim-i8 × 10's score matrix 42.2 → 34.1 µs (ncu),
+// device QPS at batch 10,000 lowdim-i8 × 10 / × 20 +2.1 / +1.3 %, the images (13 chunks a
+// tile) −0.6 / −1.0 / −0.0 / +0.1 % at 2 / 5 / 10 / 20 probes.
 template <int WQ, bool VEC8>
 __device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
 {
     using T = CiTile<WQ>;
-    const int q0 = blockIdx.x * T::TQ, c0 = blockIdx.y * CH_TC;
+    const ChTiles tiles(nq, T::TQ, n_pad);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int wq = warp % WQ, wc = warp / WQ;
     // ldmatrix row addresses in 16-bit words, as in coarse_h16.cu: A = 16 of the warp's
@@ -160,38 +147,48 @@ __device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
     const int qa = (wq * 32 + (lane & 7) + ((lane >> 3) & 1) * 8) * CH_LD + (lane >> 4) * 8;
     const int cb = ((lane >> 4) * CH_TC + wc * 16 + (lane & 7)) * CH_LD + ((lane >> 3) & 1) * 8;
     int hi[2][2][4], lo[2][2][4];
-    #pragma unroll
-    for (int m = 0; m < 2; ++m)
+    auto clear = [&]() {
         #pragma unroll
-        for (int n = 0; n < 2; ++n)
+        for (int m = 0; m < 2; ++m)
             #pragma unroll
-            for (int j = 0; j < 4; ++j) hi[m][n][j] = lo[m][n][j] = 0;
-
-    auto stage_q = [&](int s) { return reinterpret_cast<unsigned char*>(qs + s * T::QSTAGE); };
-    if (VEC8) {
-        // Stage s takes chunks s, s + CI_STAGES, …; every round commits one group (empty
-        // past the last chunk), so that "all but the newest CI_STAGES - 2" is this chunk.
-        auto copy = [&](int chunk) {
-            const int k0 = chunk * CI_KC;
-            if (k0 < dim) {
-                const int s = chunk % CI_STAGES;
-                ci_copy_queries<WQ>(stage_q(s), queries, nq, dim, q0, k0);
-                ch_copy_centres<WQ * 2>(cs + s * T::CSTAGE, split, dim_pad, n_pad, c0, k0 / 2);
-            } else {
-                asm volatile("cp.async.commit_group;" ::: "memory");
-            }
-        };
+            for (int n = 0; n < 2; ++n)
+                #pragma unroll
+                for (int j = 0; j < 4; ++j) hi[m][n][j] = lo[m][n][j] = 0;
+    };
+    // Each centre's scale (lane (g, t): centres 2 t and 2 t + 1 of each 8-centre block; the
+    // padded rows' are there too).
+    const float* row_scale = reinterpret_cast<const float*>(split + 2 * (long long)n_pad * dim_pad);
+    auto store = [&](int q0, int c0) {
         #pragma unroll
-        for (int chunk = 0; chunk < CI_STAGES - 1; ++chunk) copy(chunk);
-        for (int chunk = 0; chunk * CI_KC < dim; ++chunk) {
-            asm volatile("cp.async.wait_group %0;" :: "n"(CI_STAGES - 2) : "memory");
-            __syncthreads();  // this chunk is staged; the stage copied next was last read a round ago
-            copy(chunk + CI_STAGES - 1);
-            const int s = chunk % CI_STAGES;
-            ci_multiply_chunk(qs + s * T::QSTAGE + qa, cs + s * T::CSTAGE + cb, hi, lo);
+        for (int n = 0; n < 2; ++n) {
+            const float2 rs = *reinterpret_cast<const float2*>(row_scale + c0 + wc * 16 + n * 8 + 2 * (lane % 4));
+            coarse_store_blocks<2>(scores, nq, n_centers, metric, center_norms, inv_scale, q0 + wq * 32,
+                                   c0 + wc * 16 + n * 8, [&](int m, int j) {
+                                       return fmaf(256.f, (float)hi[m][n][j], (float)lo[m][n][j]) * ((j & 1) ? rs.y : rs.x);
+                                   });
         }
-    } else {
+        clear();
+    };
+    clear();
+    auto stage_q = [&](int s) { return reinterpret_cast<unsigned char*>(qs + s * T::QSTAGE); };
+    const int chunks = (dim + CI_KC - 1) / CI_KC;
+    if (VEC8) {
+        ch_pipeline_tiles<CI_STAGES>(
+            tiles, chunks,
+            [&](int i, int chunk, int s) {
+                ch_copy_query_groups<T::THREADS, T::QGROUPS>(stage_q(s), queries, nq, dim, tiles.q0(i), chunk * CI_KC);
+                ch_copy_centres<WQ * 2>(cs + s * T::CSTAGE, split, dim_pad, n_pad, tiles.c0(i), chunk * CI_KC / 2);
+            },
+            [&](int i, int chunk, int s) {
+                ci_multiply_chunk(qs + s * T::QSTAGE + qa, cs + s * T::CSTAGE + cb, hi, lo);
+                if (chunk == chunks - 1) store(tiles.q0(i), tiles.c0(i));
+            });
+        return;
+    }
+    for (int i = 0; i < tiles.count; ++i) {
+        const int q0 = tiles.q0(i), c0 = tiles.c0(i);
         CiQueries<WQ> next;
+        __syncthreads();  // the tile before's last readers of stage 0 are done
         ch_copy_centres<WQ * 2>(cs, split, dim_pad, n_pad, c0, 0);
         ci_load_queries<WQ>(next, queries, nq, dim, q0, 0);
         ci_store_queries<WQ>(next, stage_q(0));
@@ -206,17 +203,7 @@ __device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
             ci_multiply_chunk(qs + s * T::QSTAGE + qa, cs + s * T::CSTAGE + cb, hi, lo);
             if (more) ci_store_queries<WQ>(next, stage_q(s ^ 1));
         }
-    }
-    // Each centre's scale (lane (g, t): centres 2 t and 2 t + 1 of each 8-centre block; the
-    // padded rows' are there too).
-    const float* row_scale = reinterpret_cast<const float*>(split + 2 * (long long)n_pad * dim_pad);
-    #pragma unroll
-    for (int n = 0; n < 2; ++n) {
-        const float2 rs = *reinterpret_cast<const float2*>(row_scale + c0 + wc * 16 + n * 8 + 2 * (lane % 4));
-        coarse_store_blocks<2>(scores, nq, n_centers, metric, center_norms, inv_scale, q0 + wq * 32,
-                               c0 + wc * 16 + n * 8, [&](int m, int j) {
-                                   return fmaf(256.f, (float)hi[m][n][j], (float)lo[m][n][j]) * ((j & 1) ? rs.y : rs.x);
-                               });
+        store(q0, c0);
     }
 }
 

@@ -81,3 +81,15 @@ extern "C" __device__ uint2 ivf_coarse_query_halves4(uint2 bits) {
     return bits;
 #endif
 }
+
+// Bytes of one stored value: the score matrix copies f16 queries (2) into shared memory
+// as they are (coarse_h16.cu); the link folds the test.
+extern "C" __device__ int ivf_coarse_query_bytes() {
+#if defined(IVF_DTYPE_f32)
+    return 4;
+#elif defined(IVF_DTYPE_f16)
+    return 2;
+#else
+    return 1;
+#endif
+}

@@ -64,6 +64,84 @@ __device__ __forceinline__ void ch_copy_centres(__half* cs, const unsigned short
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
+// Starts the copy of one chunk's query bytes of this thread into stage `qs` with cp.async:
+// group u is row ch_query_row(u) of the tile, bytes `byte0` + 8 (threadIdx.x % 8) … + 7 of
+// each query's `row_bytes`, zeros past the batch or the row. The groups are whole (the
+// caller's rows are 8-byte aligned and a whole number of groups); the caller commits.
+template <int THREADS, int QGROUPS>
+__device__ __forceinline__ void ch_copy_query_groups(unsigned char* qs, const unsigned char* queries, int nq,
+                                                     long long row_bytes, int q0, int byte0) {
+    #pragma unroll
+    for (int u = 0; u < QGROUPS; ++u) {
+        const int row = ch_query_row<THREADS>(u);
+        const int col = 8 * ((int)threadIdx.x % (CH_KC / 4));
+        const int q = q0 + row, b = byte0 + col;
+        const bool ok = q < nq && b < row_bytes;
+        const unsigned char* src = queries + (ok ? (long long)q * row_bytes + b : 0);
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;"
+                     :: "r"(mma_shared_address(qs + row * (2 * CH_LD) + col)), "l"(src), "r"(ok ? 8 : 0) : "memory");
+    }
+}
+
+// A STAGES-deep cp.async pipeline over `chunks` chunks: `copy(chunk, stage)` starts one
+// chunk's copies into a stage and commits them as one group, `multiply(stage)` takes a
+// staged chunk's products. Chunks k + 1 … k + STAGES − 1 are in flight while chunk k is
+// multiplied; every round commits one group (empty past the last chunk), so that "all but
+// the newest STAGES − 2" is the chunk in hand, and one barrier a chunk covers both that
+// it is staged and that the stage copied next was last read a round ago.
+template <int STAGES, class Copy, class Multiply>
+__device__ __forceinline__ void ch_pipeline(int chunks, Copy copy, Multiply multiply) {
+    auto start = [&](int chunk) {
+        if (chunk < chunks) copy(chunk, chunk % STAGES);
+        else asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+    #pragma unroll
+    for (int chunk = 0; chunk < STAGES - 1; ++chunk) start(chunk);
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+        asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 2) : "memory");
+        __syncthreads();
+        start(chunk + STAGES - 1);
+        multiply(chunk % STAGES);
+    }
+}
+
+// The score-matrix tiles of this block (the 8-bit form's; the f16 form keeps a block a tile,
+// whose 128-query kernel spilled when it went through several): tile t of n_qtiles ×
+// n_ctiles (centre tiles fastest)
+// for t = blockIdx.x, + gridDim.x, … — a grid of the blocks an SM holds, each going
+// through its tiles with the copies of the next one in flight behind the products and
+// stores of this one (ch_pipeline_tiles), where a block a tile paid its pipeline's
+// start, a barrier and its stores' drain on every tile: 128 dimensions are two 64-byte
+// chunks. `n_pad` is a whole number of centre tiles.
+struct ChTiles {
+    int tq, n_ct, count;
+    __device__ __forceinline__ ChTiles(int nq, int tq_, int n_pad) : tq(tq_), n_ct(n_pad / CH_TC) {
+        const int n = (nq + tq - 1) / tq * n_ct;
+        count = (int)blockIdx.x < n ? (n - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
+    }
+    // The first query and centre of this block's i-th tile.
+    __device__ __forceinline__ int q0(int i) const { return ((int)blockIdx.x + i * (int)gridDim.x) / n_ct * tq; }
+    __device__ __forceinline__ int c0(int i) const { return ((int)blockIdx.x + i * (int)gridDim.x) % n_ct * CH_TC; }
+};
+
+// ch_pipeline over every chunk of every tile of this block, as one sequence:
+// `copy(tile, chunk, stage)` and `multiply(tile, chunk, stage)` (which stores a tile's
+// scores after its last chunk). The stages are copied ahead across a tile's end.
+template <int STAGES, class Copy, class Multiply>
+__device__ __forceinline__ void ch_pipeline_tiles(const ChTiles& tiles, int chunks, Copy copy, Multiply multiply) {
+    int copy_tile = 0, copy_chunk = 0, mul_tile = 0, mul_chunk = 0;
+    ch_pipeline<STAGES>(
+        tiles.count * chunks,
+        [&](int, int s) {
+            copy(copy_tile, copy_chunk, s);
+            if (++copy_chunk == chunks) copy_chunk = 0, ++copy_tile;
+        },
+        [&](int s) {
+            multiply(mul_tile, mul_chunk, s);
+            if (++mul_chunk == chunks) mul_chunk = 0, ++mul_tile;
+        });
+}
+
 // The score-matrix kernels' parameters (gpu/coarse/plan.rs SCORES_H16_SIGNATURE): `split`
 // is the centres' f16 halves or 8-bit limbs, `dim_pad` 16-bit words a row of it.
 #define CH_PARAMS                                                                              \

@@ -1144,25 +1144,37 @@ fn large_batches_of_f16_and_8_bit_queries_take_the_score_matrix_of_the_split_cen
     // Batches of f16 and 8-bit queries that keep two blocks an SM busy take the f16 score
     // matrix against the centres' f16 halves (kernels/coarse_h16.cu) or, for 8-bit
     // queries, the integer one against their limbs (kernels/coarse_imma.cu): 64-query
-    // tiles at 2,000 queries and 128 at 4,000 (601 centres: a partial centre tile).
+    // tiles at 2,000 queries and 128 at 4,000 (601 centres: a partial centre tile). The
+    // integer form's blocks go through several tiles each where a batch has more tiles
+    // than the SMs hold blocks (kernels/coarse_tile.cuh `ChTiles`): 4,000 8-bit queries
+    // are 630 tiles of 64 for 396 blocks on an H100.
     let (engine, s, mut rng) = engine_and_seed();
     engine.set_tile_arith(TileArith::Mma);
     let mut f16_matrix = 0;
-    for (dtype, dim) in [(DType::U8, 40), (DType::F16, 37), (DType::I8, 136)] {
+    // f16 × 136: rows of whole 8-byte groups, copied as they are with cp.async (three
+    // stages in the 128-query tiles; five chunks, the last partial); f16 × 37 goes through
+    // registers value by value.
+    for (dtype, dim) in [
+        (DType::U8, 40),
+        (DType::F16, 37),
+        (DType::F16, 136),
+        (DType::I8, 136),
+    ] {
         let base = synthetic(8_000, dim, 40, dtype, s);
         for metric in [Metric::L2, Metric::Ip, Metric::Cosine] {
             let (index, gindex) = upload_with_empty_list(&engine, &base, metric, 600, s);
             for nq in [2_000, 4_000] {
                 let queries = synthetic(nq, dim, 40, dtype, rng.next_u64());
-                let ctx = format!("{dtype:?} × {dim} nq {nq} f16 score matrix (seed {s})");
+                let ctx =
+                    format!("{dtype:?} × {dim} nq {nq} split centres' score matrix (seed {s})");
                 assert_probes_match_cpu(&engine, &index, &gindex, &queries, &ctx);
                 f16_matrix += 1;
             }
         }
     }
     // And an infinite f16 value past the first batch part, found by the f16 score matrix
-    // as it converts (4,000 queries: 128-query tiles; dimension 64: whole groups of four,
-    // the vector loads).
+    // in the stage it copied (4,000 queries: 128-query tiles; dimension 64: whole groups of
+    // four, copied with cp.async).
     let base = synthetic(8_000, 64, 40, DType::F16, s);
     let (_, gindex) = upload_with_empty_list(&engine, &base, Metric::L2, 600, s);
     let (nq, bad) = (4_000, 3_333);

@@ -296,6 +296,14 @@ impl Gpu {
         )
     }
 
+    /// The device's streaming multiprocessors (132 on an H100 SXM or H200).
+    pub fn multiprocessor_count(&self) -> Result<usize> {
+        self.size_attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            "multiprocessor count",
+        )
+    }
+
     /// A device attribute that counts something (a size), `what` naming it in errors.
     fn size_attribute(
         &self,

@@ -160,6 +160,8 @@ pub struct IvfGpu {
     coarse_scratch: Mutex<coarse::CoarseScratch>,
     /// The device's shared-memory limit per block, read once.
     shared_limit: Mutex<Option<list_major::SharedMemory>>,
+    /// The device's SM count, read once.
+    multiprocessors: Mutex<Option<usize>>,
     /// Which tiles list-major scans use ([`IvfGpu::set_tile_arith`]).
     tile_arith: Mutex<list_major::TileArith>,
     /// Whether list-major batches scan in two phases ([`IvfGpu::set_probe_phases`]) and
@@ -234,6 +236,7 @@ impl IvfGpu {
             profiler: profile::Profiler::default(),
             coarse_scratch: Mutex::new(coarse::CoarseScratch::default()),
             shared_limit: Mutex::new(None),
+            multiprocessors: Mutex::new(None),
             tile_arith: Mutex::new(list_major::TileArith::Mma),
             list_major_choice: Mutex::new(list_major::ListMajorChoice::default()),
             id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),

@@ -154,6 +154,17 @@ impl IvfGpu {
         )
     }
 
+    /// The device's SM count (read once): the persistent score kernels' grid.
+    fn multiprocessors(&self) -> Result<usize> {
+        let mut cached = self.multiprocessors.lock();
+        if let Some(n) = *cached {
+            return Ok(n);
+        }
+        let n = self.gpu.multiprocessor_count()?.max(1);
+        *cached = Some(n);
+        Ok(n)
+    }
+
     /// How this engine multiplies large batches' score matrices (the tensor cores from
     /// sm_80 unless [`IvfGpu::set_tile_arith`] chose the portable tiles).
     pub fn coarse_matrix_arith(&self) -> MatrixArith {
@@ -276,10 +287,13 @@ impl IvfGpu {
         let score_kernel = matrix_arith.score_kernel(dtype, centers.dim, (planned, n));
         let (select_spec, _) = self.select_kernel_now(n_probes, n)?;
         let select_queries = select_queries_per_block(capacity(n_probes)?);
-        let (tile_queries, tile_centers, threads) = score_kernel.tile;
-        let scores_k = self
-            .kernels
-            .kernel(&score_kernel.plan, score_kernel.signature, 0)?;
+        let threads = score_kernel.tile.2;
+        let sms = self.multiprocessors()?;
+        let scores_k = self.kernels.kernel(
+            &score_kernel.plan,
+            score_kernel.signature,
+            score_kernel.shared,
+        )?;
         let select_k = self
             .kernels
             .kernel(&select_spec.plan, select_spec.signature, 0)?;
@@ -310,13 +324,9 @@ impl IvfGpu {
             let args = QueryAndCentreArgs::new(centers, nb, q.base + start);
             let nb_i = nb as i32;
             let cfg = LaunchConfig {
-                grid_dim: (
-                    nb.div_ceil(tile_queries) as u32,
-                    n.div_ceil(tile_centers) as u32,
-                    1,
-                ),
+                grid_dim: score_kernel.grid((nb, n), sms),
                 block_dim: (threads, 1, 1),
-                shared_mem_bytes: 0,
+                shared_mem_bytes: score_kernel.shared as u32,
             };
             let launch = Launch::on(gpu.stream(), &scores_k, cfg);
             let launch = match &halves {

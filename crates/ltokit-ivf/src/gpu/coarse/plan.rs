@@ -110,6 +110,20 @@ pub(super) const HALF_CENTER_TILE: usize = 64;
 /// 32 queries, 2 warps, lost 0 to 3 % to the 2xTF32 kernel, which smaller batches keep.
 pub(super) const HALF_TILE_MIN_BLOCKS: usize = 2 * SPREAD_BLOCKS;
 
+/// Bytes of dynamic shared memory a block of the f16 score matrix with `tile_queries`
+/// queries takes (kernels/coarse_h16.cu `ChStages`): its stages of the tile's query rows
+/// and of the centres' hi and lo rows, [`HALF_ROW_STRIDE`] halves a row. 128-query tiles
+/// keep three stages, so that f16 queries copied with cp.async are two chunks ahead of
+/// the multiply; 64-query tiles two (five blocks an SM).
+pub(super) fn half_shared_bytes(tile_queries: usize) -> usize {
+    let stages = if tile_queries >= 128 { 3 } else { 2 };
+    stages * (tile_queries + 2 * HALF_CENTER_TILE) * HALF_ROW_STRIDE * 2
+}
+
+/// Halves of a staged row of the f16 score matrix (`CH_LD`: 80 bytes, 16-byte aligned,
+/// eight rows on distinct banks for ldmatrix).
+const HALF_ROW_STRIDE: usize = 40;
+
 /// The query tile of the f16 score matrix for `nq` queries over `n_centers` centres: 64
 /// where 128-query tiles would fill part of one wave of three blocks an SM, else the
 /// largest that still gives [`HALF_TILE_MIN_BLOCKS`] blocks; none when no tile does.
@@ -189,6 +203,8 @@ impl MatrixArith {
                     signature: SCORES_H16_SIGNATURE,
                     tile: (64, HALF_CENTER_TILE, 256),
                     split: CenterSplit::Limbs,
+                    shared: 0,
+                    resident: Some(3),
                 }
             }
             (_, Some(tq)) => ScoreKernel {
@@ -196,18 +212,24 @@ impl MatrixArith {
                 signature: SCORES_H16_SIGNATURE,
                 tile: (tq, HALF_CENTER_TILE, (tq / 32 * 64) as u32),
                 split: CenterSplit::Halves,
+                shared: half_shared_bytes(tq),
+                resident: None,
             },
             (MatrixArith::TensorCores, None) => ScoreKernel {
                 plan: format!("coarse_scores_mma_{name}"),
                 signature: SCORES_SIGNATURE,
                 tile: (32, 64, 128),
                 split: CenterSplit::None,
+                shared: 0,
+                resident: None,
             },
             (MatrixArith::CudaCores, None) => ScoreKernel {
                 plan: format!("coarse_scores_{name}"),
                 signature: SCORES_SIGNATURE,
                 tile: (64, 64, 256),
                 split: CenterSplit::None,
+                shared: 0,
+                resident: None,
             },
         }
     }
@@ -221,6 +243,12 @@ pub(super) struct ScoreKernel {
     pub(super) tile: (usize, usize, u32),
     /// Which split of the centres it multiplies against, if any.
     pub(super) split: CenterSplit,
+    /// Bytes of dynamic shared memory a block takes.
+    pub(super) shared: usize,
+    /// For the kernels that go through several tiles a block (kernels/coarse_tile.cuh
+    /// `ChTiles`), the blocks an SM their launch bounds declare: their grid is that many
+    /// blocks an SM, or one a tile where there are fewer tiles. None: a block a tile.
+    pub(super) resident: Option<usize>,
 }
 
 /// The form of the centres a score kernel multiplies against, beside their f32 values.
@@ -235,12 +263,22 @@ pub(super) enum CenterSplit {
 }
 
 impl ScoreKernel {
+    /// The grid for `nq` queries over `n_centers` centres on a device of `sms` SMs.
+    pub(super) fn grid(&self, (nq, n_centers): (usize, usize), sms: usize) -> (u32, u32, u32) {
+        let (tq, tc, _) = self.tile;
+        let (query_tiles, centre_tiles) = (nq.div_ceil(tq), n_centers.div_ceil(tc));
+        match self.resident {
+            Some(per_sm) => ((query_tiles * centre_tiles).min(per_sm * sms) as u32, 1, 1),
+            None => (query_tiles as u32, centre_tiles as u32, 1),
+        }
+    }
+
     /// The kernel to load.
     pub(super) fn spec(&self) -> KernelSpec {
         KernelSpec {
             plan: self.plan.clone(),
             signature: self.signature,
-            shared: 0,
+            shared: self.shared,
         }
     }
 }
@@ -551,6 +589,43 @@ mod tests {
         assert_eq!(
             CudaCores.score_kernel(DType::U8, 784, (10_000, 256)).plan,
             "coarse_scores_u8"
+        );
+    }
+
+    #[test]
+    fn the_integer_score_matrix_of_8_bit_queries_goes_through_several_tiles_a_block() {
+        let grid = |dtype, shape| {
+            MatrixArith::TensorCores
+                .score_kernel(dtype, 128, shape)
+                .grid(shape, 132)
+        };
+        // 10,000 × 1,024: 157 × 16 tiles of 64 × 64 (8-bit) over three blocks an SM.
+        assert_eq!(grid(DType::I8, (10_000, 1024)), (396, 1, 1));
+        // f16 keeps a block a tile (79 × 16 of 128 × 64): going through several cost its
+        // 128-query kernel 8 bytes of spill and lowdim-f16 0.2–0.8 % (session 34, call 3).
+        assert_eq!(grid(DType::F16, (10_000, 1024)), (79, 16, 1));
+        // Fewer tiles than places: one block a tile (2,000 × 601: 32 × 10 of 64 × 64).
+        assert_eq!(grid(DType::U8, (2_000, 601)), (320, 1, 1));
+        // f32 (3xTF32) keeps a block a tile, on two axes.
+        assert_eq!(grid(DType::F32, (10_000, 1024)), (313, 16, 1));
+    }
+
+    #[test]
+    fn the_f16_score_matrix_stages_fit_the_blocks_an_sm_its_kernels_declare() {
+        // An sm_90 SM has 228 KiB of shared memory, 1 KiB of it reserved a block;
+        // kernels/coarse_h16.cu declares three blocks an SM for 128-query tiles and five
+        // for 64-query ones.
+        let fits = |tile, blocks| blocks * (half_shared_bytes(tile) + 1024) <= 228 * 1024;
+        assert!(fits(128, 3) && fits(64, 5));
+        // Three stages of 128 queries pass the 48 KiB of static shared memory: dynamic.
+        assert_eq!(half_shared_bytes(128), 61_440);
+        assert_eq!(half_shared_bytes(64), 30_720);
+        let spec = MatrixArith::TensorCores
+            .score_kernel(DType::F16, 128, (10_000, 1024))
+            .spec();
+        assert_eq!(
+            (spec.plan.as_str(), spec.shared),
+            ("coarse_scores_h16_q128_f16", 61_440)
         );
     }
 
