@@ -39,12 +39,6 @@ __device__ __forceinline__ float lmseed_row_bound(const unsigned char* group, co
     return fmaxf(ivf_score(acc + e, qn, xn), ivf_score(acc - e, qn, xn));
 }
 
-// Whether row `row` of the list at `off` (`size` rows) is one the query may be given.
-__device__ __forceinline__ bool lmseed_row_counts(long long off, int size, int row, const long long* ids, int query,
-                                                  const unsigned int* filter, long long filter_words) {
-    return row < size && ivf_keep(ids[off + row], query, filter, filter_words);
-}
-
 // Launch: blocks of 32 · parts · (queries a block) threads; dynamic shared memory of a
 // staged query (dim values of 4 bytes at most, rounded up to 16 bytes) and 32 scores for
 // each warp. seed_rows: a multiple of 32.
