@@ -8,10 +8,10 @@ set -u
 . scripts/gpu-runner-lib.sh
 runner_start /tmp/s35c2
 b=gpu-run/bin
-warm_test_cache g1 75
-SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-g1 $W 220 batches_grouped_by_one_block device_resident \
-  list_major_tiles list_major_bounds_seeded
-SETS="images lowdim-i8 lowdim-f16 lowdim wide-i8" ROUNDS=3 timeout $((355 - SECONDS)) \
+warm_test_cache g1 60
+SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-g1 $W 170 batches_grouped_by_one_block device_resident \
+  list_major_tiles
+SETS="images lowdim-i8 lowdim-f16" ROUNDS=3 timeout $((285 - SECONDS)) \
   bash scripts/gpu-ab.sh "$W/ab" cand g1 > "$W/ab.log" 2>&1
 echo "ab at $SECONDS s" >> "$W/times.txt"
 python3 scripts/ab-summary.py "$W/ab" cand > "$W/summary.txt" 2>&1
