@@ -10,7 +10,7 @@ use ltokit::launch::{CudaSlice, DeviceElem, Elem, Extent, Kernel, Launch, Launch
 use ltokit::Result;
 
 use super::group::{Grid, Grouped};
-use super::tile::seed_work_bytes;
+use super::tile::{seed_work_bytes, STEP_ROWS};
 use super::{vec_name, DeviceLists, IvfGpu, KernelSpec, LmTile, SeedBy, LM_THREADS};
 use crate::gpu::scan::{scan_signature, ScanBatch};
 use crate::metric::{Filter, Metric};
@@ -136,14 +136,10 @@ fn seed_block(dim: usize, rows: usize, nb: usize) -> SeedBlock {
     }
 }
 
-/// Rows of a step of the list-major scan, which the seed by list scores a step at a time
-/// (`LM_STEP_ROWS`, kernels/ivf_abi.cuh).
-const STEP_ROWS: usize = 64;
-
 /// The shared memory of a block of the seed by list for lists of `dim` values scanned by
-/// `tile`: the step's scores ([`SEED_BY_LIST_QUERIES`] × [`STEP_ROWS`] floats) and the slots' query
-/// numbers, then from a 128-byte boundary (the first of the two returned: the kernel's
-/// `work_off`) the tile's work area; the second is the whole.
+/// `tile`: the step's scores ([`SEED_BY_LIST_QUERIES`] × [`STEP_ROWS`] floats) and the
+/// slots' query numbers, then from a 128-byte boundary (the first of the two returned: the
+/// kernel's `work_off`) the tile's work area; the second is the whole.
 fn seed_by_list_shared(tile: LmTile, dim: usize) -> (usize, usize) {
     let work_off = (SEED_BY_LIST_QUERIES * (STEP_ROWS + 1) * 4).next_multiple_of(128);
     (
@@ -228,8 +224,8 @@ pub(crate) fn seed_kernel(
             SeedBy::Query => false,
             SeedBy::List => true,
         };
-    let spec = if by_list {
-        KernelSpec {
+    let (spec, form) = if by_list {
+        let spec = KernelSpec {
             plan: format!(
                 "lmseedt_{}_{}_{}",
                 tile.name(),
@@ -238,9 +234,11 @@ pub(crate) fn seed_kernel(
             ),
             signature: LMSEED_TILE_SIGNATURE,
             shared: by_list_shared,
-        }
+        };
+        (spec, SeedForm::ByList { tile })
     } else {
-        KernelSpec {
+        let block = seed_block(lists.dim, rows, nb);
+        let spec = KernelSpec {
             plan: format!(
                 "lmseed_{}_v{}_{}_{}",
                 lists.dtype.name(),
@@ -249,18 +247,11 @@ pub(crate) fn seed_kernel(
                 filter.name()
             ),
             signature: LMSEED_SIGNATURE,
-            shared: seed_block(lists.dim, rows, nb).shared,
-        }
+            shared: block.shared,
+        };
+        (spec, SeedForm::PerQuery(block))
     };
-    Some(SeedKernel {
-        spec,
-        rows,
-        form: if by_list {
-            SeedForm::ByList { tile }
-        } else {
-            SeedForm::PerQuery(seed_block(lists.dim, rows, nb))
-        },
-    })
+    Some(SeedKernel { spec, rows, form })
 }
 
 impl IvfGpu {
@@ -306,9 +297,9 @@ impl IvfGpu {
     }
 
     /// Launches `ivf_lmseed_tile` (linked as `kernel` with `tile`'s fragment, scoring
-    /// `rows` rows a query, whole [`STEP_ROWS`]-row steps) for batch `b` over the first probes' tiles
-    /// `grid` of grouping `g`: the bound of every query (each is the first probe of one
-    /// list, in one tile) into `bound`.
+    /// `rows` rows a query, whole [`STEP_ROWS`]-row steps) for batch `b` over the first
+    /// probes' tiles `grid` of grouping `g`: the bound of every query (each is the first
+    /// probe of one list, in one tile) into `bound`.
     pub(super) fn seed_bounds_by_list<T: DeviceElem>(
         &self,
         kernel: &Kernel,

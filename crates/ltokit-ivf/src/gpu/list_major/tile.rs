@@ -101,6 +101,10 @@ impl LmTile {
 /// Threads per list-major block (`LM_THREADS` in ivf_abi.cuh).
 pub(super) const LM_THREADS: u32 = 256;
 
+/// Rows of a list's step, which every tile multiplies against its queries at once
+/// (`LM_STEP_ROWS` in ivf_abi.cuh).
+pub(super) const STEP_ROWS: usize = 64;
+
 /// The most queries a tile may hold for top-k capacity `cap`: a tile's per-query top-k
 /// lists share the block's shared memory with its rows and queries.
 pub fn max_queries_per_tile(cap: usize) -> usize {
@@ -401,13 +405,14 @@ enum RowCopy {
 fn work_bytes(tile: LmTile, dim: usize, qt: usize, rows: RowCopy) -> usize {
     // Elements a staged row takes: the dimension rounded up to the k step, plus 16 bytes.
     let ld = |size: usize, k_step: usize| dim.next_multiple_of(k_step) + 16 / size;
-    let row_major =
-        |size: usize, k_step: usize| size * (qt + 64) * ld(size, k_step) + 4 * (64 + qt);
+    let row_major = |size: usize, k_step: usize| {
+        size * (qt + STEP_ROWS) * ld(size, k_step) + 4 * (STEP_ROWS + qt)
+    };
     match (tile, rows) {
         (_, RowCopy::Async { step_buffers }) => {
-            4 * (qt + 2 * 64) + (qt + 64 * step_buffers) * ld(1, 32)
+            4 * (qt + 2 * STEP_ROWS) + (qt + STEP_ROWS * step_buffers) * ld(1, 32)
         }
-        (LmTile::F32Fma, _) => 4 * (dim * (qt + 4) + dim * 64 + 64 + qt),
+        (LmTile::F32Fma, _) => 4 * (dim * (qt + 4) + dim * STEP_ROWS + STEP_ROWS + qt),
         (LmTile::Mma(dtype), _) if dtype.size() == 1 => row_major(1, 32),
         (LmTile::Mma(dtype), _) => row_major(dtype.size(), 16),
         (LmTile::Wmma(dtype), _) => 4 * qt * 68 + row_major(dtype.size(), 16),
