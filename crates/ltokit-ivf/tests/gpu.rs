@@ -1150,7 +1150,7 @@ fn large_batches_of_f16_and_8_bit_queries_take_the_score_matrix_of_the_split_cen
     // are 630 tiles of 64 for 396 blocks on an H100.
     let (engine, s, mut rng) = engine_and_seed();
     engine.set_tile_arith(TileArith::Mma);
-    let mut f16_matrix = 0;
+    let mut split_matrix_searches = 0;
     // f16 × 136: rows of whole 8-byte groups, copied as they are with cp.async (three
     // stages in the 128-query tiles; five chunks, the last partial); f16 × 37 goes through
     // registers value by value.
@@ -1168,7 +1168,7 @@ fn large_batches_of_f16_and_8_bit_queries_take_the_score_matrix_of_the_split_cen
                 let ctx =
                     format!("{dtype:?} × {dim} nq {nq} split centres' score matrix (seed {s})");
                 assert_probes_match_cpu(&engine, &index, &gindex, &queries, &ctx);
-                f16_matrix += 1;
+                split_matrix_searches += 1;
             }
         }
     }
@@ -1187,7 +1187,7 @@ fn large_batches_of_f16_and_8_bit_queries_take_the_score_matrix_of_the_split_cen
     let queries = Matrix::new(DType::F16, nq, 64, bytes).unwrap();
     assert_search_names_query(&engine, &gindex, &queries, bad);
     println!(
-        "{f16_matrix} searches by the split centres' score matrices (64- and 128-query tiles) match the CPU; a non-finite f16 query named (seed {s})"
+        "{split_matrix_searches} searches by the split centres' score matrices (64- and 128-query tiles) match the CPU; a non-finite f16 query named (seed {s})"
     );
 }
 
