@@ -1,34 +1,47 @@
 """How many rows the list-major scan keeps (offers to a query's top k) per query, simulated on
-the CPU for the images bench set, under different first bounds (session 36).
+the CPU for a bench set (scripts/make-bench-data.py), under different first bounds (session 36).
 
 The scan model: a query's probes in order, each list's rows in steps of 64; a row is kept
 where its distance is under the threshold, the smaller of the query's bound (the k-th of its
 finished probes, or a seed's) and the pair's own k-th so far, taken after each step. The
-lists come from 12 rounds of k-means (numpy, 256 lists), close to but not the GPU build's.
+lists come from 12 rounds of k-means (numpy, trained on at most 200,000 rows), close to but
+not the GPU build's. A query's probes are scanned one after another, where the GPU runs
+them side by side: the model undercounts what the later probes keep.
 
-usage: PYTHONPATH=<numpy> python3 docs/wip/keeps-sim.py DATA_DIR/images [N_PROBES] [QUERIES]
-(DATA_DIR from scripts/make-bench-data.py DATA_DIR images)
+usage: PYTHONPATH=<numpy> python3 docs/wip/keeps-sim.py DATA_DIR/SET N_LISTS [N_PROBES] [QUERIES]
+  e.g. DATA_DIR/images 256 2 2000, DATA_DIR/lowdim-i8 1024 10 1000
 """
 import os
 import sys
 
 import numpy as np
 
-K, STEP, N_LISTS = 10, 64, 256
+K, STEP = 10, 64
+
+
+def nearest(x, centres):
+    """Each row's nearest centre and its squared distance, 100,000 rows at a time."""
+    cn = (centres * centres).sum(1)
+    assign, dist = np.empty(len(x), np.int64), np.empty(len(x), np.float32)
+    for s in range(0, len(x), 100_000):
+        part = x[s:s + 100_000]
+        d = (part * part).sum(1)[:, None] - 2 * part @ centres.T + cn[None]
+        assign[s:s + len(part)] = d.argmin(1)
+        dist[s:s + len(part)] = d[np.arange(len(part)), assign[s:s + len(part)]]
+    return assign, dist
 
 
 def kmeans(x, n_lists, rounds, rng):
-    centres = x[rng.choice(len(x), n_lists, replace=False)].copy()
-    xn = (x * x).sum(1)
+    train = x[rng.choice(len(x), min(len(x), 200_000), replace=False)]
+    centres = train[rng.choice(len(train), n_lists, replace=False)].copy()
     for _ in range(rounds):
-        assign = (xn[:, None] - 2 * x @ centres.T + (centres * centres).sum(1)[None]).argmin(1)
+        assign, _ = nearest(train, centres)
         for j in range(n_lists):
             members = assign == j
             if members.any():
-                centres[j] = x[members].mean(0)
-    d = xn[:, None] - 2 * x @ centres.T + (centres * centres).sum(1)[None]
-    assign = d.argmin(1)
-    return centres, assign, d[np.arange(len(x)), assign]
+                centres[j] = train[members].mean(0)
+    assign, dist = nearest(x, centres)
+    return centres, assign, dist
 
 
 def keeps(x, xn, q, qn, probes, order, first_bound):
@@ -54,15 +67,15 @@ def keeps(x, xn, q, qn, probes, order, first_bound):
 
 
 def main():
-    data = sys.argv[1]
-    n_probes = int(sys.argv[2]) if len(sys.argv) > 2 else 2
-    n_queries = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
+    data, n_lists = sys.argv[1], int(sys.argv[2])
+    n_probes = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    n_queries = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
     x = np.load(os.path.join(data, "base.npy")).astype(np.float32)
     q = np.load(os.path.join(data, "queries.npy")).astype(np.float32)[:n_queries]
-    centres, assign, to_centre = kmeans(x, N_LISTS, 12, np.random.default_rng(0))
+    centres, assign, to_centre = kmeans(x, n_lists, 12, np.random.default_rng(0))
     xn, qn = (x * x).sum(1), (q * q).sum(1)
     probes = np.argsort(qn[:, None] - 2 * q @ centres.T + (centres * centres).sum(1)[None], 1)[:, :n_probes]
-    stored = [np.where(assign == j)[0] for j in range(N_LISTS)]
+    stored = [np.where(assign == j)[0] for j in range(n_lists)]
     central = [rows[np.argsort(to_centre[rows])] for rows in stored]
 
     def seeded(order, n_rows):
@@ -72,13 +85,16 @@ def main():
         return bound
 
     none = lambda i: np.inf
-    print(f"images, {n_probes} probes, {n_queries} queries, k {K}: rows kept a query")
+    name = os.path.basename(data.rstrip("/"))
+    print(f"{name}, {n_lists} lists, {n_probes} probes, {n_queries} queries, k {K}: rows kept a query")
     print(f"  no seed, rows as stored:            {keeps(x, xn, q, qn, probes, stored, none):.1f}")
     print(f"  no seed, rows nearest centre first: {keeps(x, xn, q, qn, probes, central, none):.1f}")
     for n in (16, 32, 64):
         print(f"  seed: first probe's first {n} rows:   {keeps(x, xn, q, qn, probes, stored, seeded(stored, n)):.1f}")
-    for n in (10, 16, 32):
+    for n in (10, 16, 32, 64):
         print(f"  seed: its {n} rows nearest its centre: {keeps(x, xn, q, qn, probes, stored, seeded(central, n)):.1f}")
+    print(f"  seed and scan, rows nearest centre first, 64: "
+          f"{keeps(x, xn, q, qn, probes, central, seeded(central, 64)):.1f}")
     ideal = 0
     for i in range(len(q)):
         rows = np.concatenate([stored[lst] for lst in probes[i]])
