@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Session 36's ready runner (`../../2026-12-06-s36/2-nearest-first/runner.sh`) with the row
+# copy by warp columns added and its deadlines taken from the call's length, LIMIT seconds
+# (default 590). `gpu-run` carried, built on main `4afbd49` by
+# `TESTS=1 bash scripts/gpu-build-variants.sh cand= nf=docs/wip/nearest-first.patch gsk=docs/wip/group-shared-knob.patch rc=docs/wip/rowcopy.patch`,
+# the cuVS wheel chunks sent to /root/cuvs/ first (CUVS=0 skips cuVS):
+#   nf  = each list's 64 rows nearest its centre first (the seeds read them);
+#   rc  = the scan's row copy by warp columns (the images' 784-wide store: SASS ~20 → ~1.5
+#         instructions a chunk);
+#   gsk = the shared-memory grouping from fewer pairs (env knob; gs4k below).
+# The A/B first (cand, nf, rc, gs4k; three rounds), then nf's and rc's GPU tests, cuVS
+# 26.10 beside cand, nf and rc at batch 10,000 (same files, same call), then ncu timelines.
+set -u
+. scripts/gpu-runner-lib.sh
+runner_start /tmp/s37c1
+L=${LIMIT:-590}
+b=gpu-run/bin
+env_build gs4k gsk LTOKIT_WIP_GROUP_SHARED_MIN_PAIRS=4096
+builds="cand nf rc gs4k"
+[ "$L" -lt 450 ] && builds="cand nf rc"
+# shellcheck disable=SC2086 # the builds are words
+SETS="lowdim-i8 lowdim-f16 images lowdim wide-i8" ROUNDS=3 timeout $((L * 35 / 100 - SECONDS)) \
+  bash scripts/gpu-ab.sh "$W/ab" $builds > "$W/ab.log" 2>&1
+echo "ab at $SECONDS s" >> "$W/times.txt"
+python3 scripts/ab-summary.py "$W/ab" cand > "$W/summary.txt" 2>&1
+cp "$W/summary.txt" "$OUT/ab-summary.txt"
+warm_test_cache nf 75
+SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-rc $W $((L * 58 / 100)) list_major_tiles
+SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-nf $W $((L * 72 / 100)) an_index_built_on_the_device \
+  list_major_bounds_seeded device_resident
+if [ "${CUVS:-1}" = 1 ]; then
+  sets="images:256:2,5,10,20 lowdim-i8:1024:10,20,50 lowdim:1024:10,20,50 lowdim-f16:1024:10,20,50 wide-i8:512:10,20,50"
+  # shellcheck disable=SC2086 # the sets are words
+  BUILDS="cand nf rc" SCANS=auto BATCH=10000 timeout $((L - 40 - SECONDS)) bash scripts/gpu-bench-vs-cuvs.sh $W/b10k $sets \
+    > $W/b10k.log 2>&1
+  echo "cuvs rc $? at $SECONDS s" >> $W/times.txt
+  for x in cand nf rc; do cp $W/b10k/$x/summary.md $OUT/b10k-$x.md 2>/dev/null; done
+fi
+timeline rc images 256 2 $((L - 20))
+timeline nf lowdim-i8 1024 10 "$L"
+runner_finish
