@@ -16,10 +16,11 @@ runner_start /tmp/s37c1
 L=${LIMIT:-590}
 b=gpu-run/bin
 env_build gs4k gsk LTOKIT_WIP_GROUP_SHARED_MIN_PAIRS=4096
-builds="cand nf rc gs4k"
-[ "$L" -lt 450 ] && builds="cand nf rc"
+builds="cand nf rc gs4k" sets="lowdim-i8 lowdim-f16 images lowdim wide-i8" rounds=3
+# A short call: three builds, four sets, two rounds.
+[ "$L" -lt 450 ] && builds="cand nf rc" sets="lowdim-i8 images lowdim-f16 lowdim" rounds=2
 # shellcheck disable=SC2086 # the builds are words
-SETS="lowdim-i8 lowdim-f16 images lowdim wide-i8" ROUNDS=3 timeout $((L * 35 / 100 - SECONDS)) \
+SETS="$sets" ROUNDS=$rounds timeout $((L * 35 / 100 - SECONDS)) \
   bash scripts/gpu-ab.sh "$W/ab" $builds > "$W/ab.log" 2>&1
 echo "ab at $SECONDS s" >> "$W/times.txt"
 python3 scripts/ab-summary.py "$W/ab" cand > "$W/summary.txt" 2>&1
