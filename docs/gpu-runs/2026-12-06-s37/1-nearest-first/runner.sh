@@ -20,14 +20,14 @@ builds="cand nf rc gs4k" sets="lowdim-i8 lowdim-f16 images lowdim wide-i8" round
 # A short call: three builds, four sets, two rounds.
 [ "$L" -lt 450 ] && builds="cand nf rc" sets="lowdim-i8 images lowdim-f16 lowdim" rounds=2
 # shellcheck disable=SC2086 # the builds are words
-SETS="$sets" ROUNDS=$rounds timeout $((L * 35 / 100 - SECONDS)) \
+SETS="$sets" ROUNDS=$rounds timeout $((L * ${AB_PCT:-35} / 100 - SECONDS)) \
   bash scripts/gpu-ab.sh "$W/ab" $builds > "$W/ab.log" 2>&1
 echo "ab at $SECONDS s" >> "$W/times.txt"
 python3 scripts/ab-summary.py "$W/ab" cand > "$W/summary.txt" 2>&1
 cp "$W/summary.txt" "$OUT/ab-summary.txt"
-warm_test_cache nf 75
-SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-rc $W $((L * 58 / 100)) list_major_tiles
-SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-nf $W $((L * 72 / 100)) an_index_built_on_the_device \
+warm_test_cache nf ${WARM:-75}
+SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-rc $W $((L * ${RC_PCT:-58} / 100)) list_major_tiles
+SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-nf $W $((L * ${NF_PCT:-72} / 100)) an_index_built_on_the_device \
   list_major_bounds_seeded device_resident
 if [ "${CUVS:-1}" = 1 ]; then
   sets="images:256:2,5,10,20 lowdim-i8:1024:10,20,50 lowdim:1024:10,20,50 lowdim-f16:1024:10,20,50 wide-i8:512:10,20,50"
