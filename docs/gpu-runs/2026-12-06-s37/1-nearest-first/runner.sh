@@ -19,6 +19,8 @@ env_build gs4k gsk LTOKIT_WIP_GROUP_SHARED_MIN_PAIRS=4096
 builds="cand nf rc gs4k" sets="lowdim-i8 lowdim-f16 images lowdim wide-i8" rounds=3
 # A short call: three builds, four sets, two rounds.
 [ "$L" -lt 450 ] && builds="cand nf rc" sets="lowdim-i8 images lowdim-f16 lowdim" rounds=2
+# A very short one: the two sets the misses are on.
+[ "$L" -lt 200 ] && sets="lowdim-i8 images"
 # shellcheck disable=SC2086 # the builds are words
 SETS="$sets" ROUNDS=$rounds timeout $((L * ${AB_PCT:-35} / 100 - SECONDS)) \
   bash scripts/gpu-ab.sh "$W/ab" $builds > "$W/ab.log" 2>&1
