@@ -28,7 +28,8 @@ echo "ab at $SECONDS s" >> "$W/times.txt"
 python3 scripts/ab-summary.py "$W/ab" cand > "$W/summary.txt" 2>&1
 cp "$W/summary.txt" "$OUT/ab-summary.txt"
 warm_test_cache nf ${WARM:-75}
-SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-rc $W $((L * ${RC_PCT:-58} / 100)) list_major_tiles
+SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-rc $W $((L * ${RC_PCT:-58} / 100)) list_major_tiles \
+  list_major_bounds_seeded
 SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-nf $W $((L * ${NF_PCT:-72} / 100)) an_index_built_on_the_device \
   list_major_bounds_seeded device_resident
 if [ "${CUVS:-1}" = 1 ]; then
