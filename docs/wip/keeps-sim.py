@@ -89,12 +89,18 @@ def main():
     print(f"{name}, {n_lists} lists, {n_probes} probes, {n_queries} queries, k {K}: rows kept a query")
     print(f"  no seed, rows as stored:            {keeps(x, xn, q, qn, probes, stored, none):.1f}")
     print(f"  no seed, rows nearest centre first: {keeps(x, xn, q, qn, probes, central, none):.1f}")
-    for n in (16, 32, 64):
+    for n in (16, 32, 64, 128, 256):
         print(f"  seed: first probe's first {n} rows:   {keeps(x, xn, q, qn, probes, stored, seeded(stored, n)):.1f}")
     for n in (10, 16, 32, 64):
         print(f"  seed: its {n} rows nearest its centre: {keeps(x, xn, q, qn, probes, stored, seeded(central, n)):.1f}")
     print(f"  seed and scan, rows nearest centre first, 64: "
           f"{keeps(x, xn, q, qn, probes, central, seeded(central, 64)):.1f}")
+    # nearest-first.patch's layout: each list's 64 rows nearest its centre first (nearest
+    # first), the rest as stored; the seed reads the list's first n rows.
+    nf = [np.concatenate([c[:64], np.setdiff1d(s, c[:64], assume_unique=True)]) for s, c in zip(stored, central)]
+    for n in (16, 32, 64, 128, 256):
+        print(f"  nearest-first layout, seed from its first {n} rows: "
+              f"{keeps(x, xn, q, qn, probes, nf, seeded(nf, n)):.1f}")
     ideal = 0
     for i in range(len(q)):
         rows = np.concatenate([stored[lst] for lst in probes[i]])
