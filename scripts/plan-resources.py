@@ -38,7 +38,7 @@ def info_attributes(data, offset, size):
 
 
 def cubin_resources(data):
-    """{kernel: {"code": bytes}} and the registers and frame bytes of every function index."""
+    """({kernel: code bytes}, {function index: {"regs": registers, "frame": spill bytes}})."""
     shoff = struct.unpack_from("<Q", data, 0x28)[0]
     entsize, count, names_index = struct.unpack_from("<HHH", data, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * entsize) for i in range(count)]

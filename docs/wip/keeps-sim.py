@@ -44,6 +44,11 @@ def kmeans(x, n_lists, rounds, rng):
     return centres, assign, dist
 
 
+def distances(x, xn, q, qn, i, rows):
+    """Squared L2 distances of query i to `rows`, as the scan forms them from the norms."""
+    return qn[i] - 2 * x[rows] @ q[i] + xn[rows]
+
+
 def keeps(x, xn, q, qn, probes, order, first_bound):
     """Rows kept a query: `order[list]` the list's rows in scan order, `first_bound(i)` the
     bound query i starts with."""
@@ -52,7 +57,7 @@ def keeps(x, xn, q, qn, probes, order, first_bound):
         bound = first_bound(i)
         for lst in probes[i]:
             rows = order[lst]
-            dist = qn[i] - 2 * x[rows] @ q[i] + xn[rows]
+            dist = distances(x, xn, q, qn, i, rows)
             top, thr = np.array([]), bound
             for s in range(0, len(rows), STEP):
                 step = dist[s:s + STEP]
@@ -81,7 +86,7 @@ def main():
     def seeded(order, n_rows):
         def bound(i):
             rows = order[probes[i, 0]][:n_rows]
-            return np.sort(qn[i] - 2 * x[rows] @ q[i] + xn[rows])[K - 1]
+            return np.sort(distances(x, xn, q, qn, i, rows))[K - 1]
         return bound
 
     none = lambda i: np.inf
@@ -104,7 +109,7 @@ def main():
     ideal = 0
     for i in range(len(q)):
         rows = np.concatenate([stored[lst] for lst in probes[i]])
-        dist = qn[i] - 2 * x[rows] @ q[i] + xn[rows]
+        dist = distances(x, xn, q, qn, i, rows)
         ideal += (dist <= np.sort(dist)[K - 1]).sum()
     print(f"  the final k-th as the bound:        {ideal / len(q):.1f}")
 
