@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 36's ready runner (`../../2026-12-06-s36/2-nearest-first/runner.sh`) with the row
+# Session 36's ready runner for nearest-first (never started, removed) with the row
 # copy by warp columns added and its deadlines taken from the call's length, LIMIT seconds
 # (default 590). `gpu-run` carried, built on main `4afbd49` by
 # `TESTS=1 bash scripts/gpu-build-variants.sh cand= nf=docs/wip/nearest-first.patch gsk=docs/wip/group-shared-knob.patch rc=docs/wip/rowcopy.patch`
