@@ -10,7 +10,7 @@ use ltokit::Result;
 
 use crate::data::Matrix;
 use crate::gpu::{DeviceLists, GpuIndex, IvfGpu};
-use crate::index::{IvfIndex, Placement};
+use crate::index::{nearest_first_order, IvfIndex, Placement};
 use crate::kmeans::{self, KMeansParams};
 use crate::metric::Metric;
 
@@ -73,9 +73,51 @@ pub fn build_timed(
     times.assignment = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let ids: Vec<i64> = (0..base.rows as i64).collect();
-    let index = IvfIndex::from_assignment(metric, base, &ids, centers, &assignment)?;
+    let order = row_order(base, &centers, &assignment, metric, params.n_lists)?;
+    let index = IvfIndex::from_assignment_order(metric, base, &ids, centers, &assignment, &order)?;
     times.layout = t.elapsed().as_secs_f64();
     Ok((index, times))
+}
+
+/// The order a build places rows in their lists: each list's rows nearest its centre
+/// first ([`nearest_first_order`]), scored on the host by `metric` over every core.
+pub fn row_order(
+    base: &Matrix,
+    centers: &[f32],
+    assignment: &[u32],
+    metric: Metric,
+    n_lists: usize,
+) -> Result<Vec<u32>> {
+    let dim = base.dim;
+    if centers.len() != n_lists * dim || assignment.len() != base.rows {
+        return Err(ltokit::Error::InvalidArgument(format!(
+            "{} centre values, {} assignments for {n_lists} lists of {} rows × {dim}",
+            centers.len(),
+            assignment.len(),
+            base.rows
+        )));
+    }
+    let mut to_centre = vec![0f32; base.rows];
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = base.rows.div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (part, scores) in to_centre.chunks_mut(per_thread).enumerate() {
+            scope.spawn(move || {
+                let mut row = vec![0f32; dim];
+                for (j, score) in scores.iter_mut().enumerate() {
+                    let r = part * per_thread + j;
+                    base.row_f32_into(r, &mut row);
+                    // A list number past the centres scores as the farthest: the
+                    // placement names it as an error.
+                    let list = assignment[r] as usize;
+                    *score = centers
+                        .get(list * dim..(list + 1) * dim)
+                        .map_or(f32::INFINITY, |c| metric.score(c, &row) as f32);
+                }
+            });
+        }
+    });
+    nearest_first_order(assignment, n_lists, &to_centre)
 }
 
 /// Builds an index of `base` (ids 0..n) that stays on the device: the base is uploaded
@@ -138,7 +180,8 @@ pub fn build_on_gpu(
     let assignment = engine.assign_uploaded(&rows, base.dtype, dim, &centers, metric)?;
     times.assignment = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let placement = Placement::of(&assignment, params.n_lists)?;
+    let order = row_order(base, &centers, &assignment, metric, params.n_lists)?;
+    let placement = Placement::of_order(&assignment, params.n_lists, &order)?;
     let ids: Vec<i64> = (0..base.rows as i64).collect();
     let lists = DeviceLists::lay_out(engine, &rows, base.dtype, dim, &placement, &ids)?;
     drop(uploaded);

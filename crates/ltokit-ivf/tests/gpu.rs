@@ -1332,11 +1332,22 @@ fn an_index_built_on_the_device_is_the_host_layout_of_its_assignment() {
         }
         let probes: Vec<i64> = assignment.iter().map(|&l| l as i64).collect();
         assert_best_lists(&device, &base.to_f32(), &probes, 1, &ctx);
-        // …and the device layout of those lists is, byte for byte, the host's.
+        // …and the device layout of those lists is, byte for byte, the host's (each list's
+        // rows nearest its centre first, in both).
         let ids: Vec<i64> = (0..n as i64).collect();
-        let host =
-            IvfIndex::from_assignment(metric, &base, &ids, device.centers.clone(), &assignment)
+        let n_lists = device.n_lists();
+        let order =
+            ltokit_ivf::build::row_order(&base, &device.centers, &assignment, metric, n_lists)
                 .unwrap();
+        let host = IvfIndex::from_assignment_order(
+            metric,
+            &base,
+            &ids,
+            device.centers.clone(),
+            &assignment,
+            &order,
+        )
+        .unwrap();
         assert!(
             device == host,
             "{ctx}: the device layout differs from the host's"

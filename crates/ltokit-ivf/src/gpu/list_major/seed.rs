@@ -75,7 +75,7 @@ pub const SEED_BY_LIST_MIN_QUERIES: usize = 4;
 const SEED_BY_LIST_MAX_SHARED: usize = 48 * 1024;
 
 /// Bytes of its first probe's rows a query's seed reads ([`seed_rows`]).
-const SEED_BYTES: usize = 32 * 1024;
+const SEED_BYTES: usize = 16 * 1024;
 
 /// Rows of its first probe a query's seed scores: [`SEED_BYTES`] of them, in whole 32-row
 /// groups, from 64 to 256. More rows give a tighter bound (a host simulation of the lowdim
@@ -87,7 +87,13 @@ const SEED_BYTES: usize = 32 * 1024;
 /// rows −2.5 to +2.3 %. So 256 rows of 128 bytes, 128 of 256 bytes. Again with the seed
 /// that sorts scores alone (session 16, `2-seed-select-ab/`, three rounds): 64 KiB (512
 /// rows of i8 × 128, 256 of f16) lost to 32 KiB on both — i8 −5.5 / −4.0 / −1.6 % at
-/// 10 / 20 / 50 probes (10,000), f16 −4.0 / −2.6 / −1.3 %.
+/// 10 / 20 / 50 probes (10,000), f16 −4.0 / −2.6 / −1.3 %. With each list's 64 rows
+/// nearest its centre placed first ([`crate::index::NEAREST_FIRST_ROWS`]), 16 KiB (128 rows
+/// of i8 × 128, 64 of f16) beat 32 KiB and 8 KiB (session 38, H100, same calls, means of two
+/// or three calls of two rounds, against main's base-order lists at 32 KiB, device QPS):
+/// lowdim-i8 × 10 / × 20 / × 50 at 1,000 +3.2 / +2.7 / +1.5 %, at 10,000 +3.1 / +2.1 /
+/// +0.6 % (noisier: −0.1 to +6.3 at × 10); lowdim-f16 +1.2 to +2.9 %; 8 KiB (64 rows of i8)
+/// 0.2 to 1 point under it on lowdim-i8, the same rows as 16 KiB on f16.
 fn seed_rows(dim: usize, elem_bytes: usize) -> usize {
     let rows = SEED_BYTES / (dim * elem_bytes).max(1);
     (rows / 32 * 32).clamp(64, 256)
@@ -367,11 +373,12 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_reads_32_kib_of_rows_in_whole_groups_from_64_to_256() {
-        assert_eq!(seed_rows(128, 1), 256);
-        assert_eq!(seed_rows(128, 2), 128);
-        assert_eq!(seed_rows(96, 2), 160);
-        assert_eq!(seed_rows(64, 1), 256);
+    fn the_seed_reads_16_kib_of_rows_in_whole_groups_from_64_to_256() {
+        assert_eq!(seed_rows(128, 1), 128);
+        assert_eq!(seed_rows(128, 2), 64);
+        assert_eq!(seed_rows(96, 1), 160);
+        assert_eq!(seed_rows(96, 2), 64);
+        assert_eq!(seed_rows(32, 1), 256);
         assert_eq!(seed_rows(128, 4), 64);
         assert_eq!(seed_rows(784, 1), 64);
     }
