@@ -311,11 +311,46 @@ __device__ __forceinline__ bool lm_chunked(int dim, int veclen) {
     return veclen == LM_CHUNK_ELEMS && dim % LM_CHUNK_ELEMS == 0;
 }
 
-// Where chunk c of a step goes (two 32-row groups of per_group chunks each, chunk j of a
-// group holding values (j / 32) · LM_CHUNK_ELEMS … of row j % 32 = `lane`): its row and
-// first value. A step is two groups, so the group is a comparison, not a division by the
-// runtime chunk count.
+// A row chunk's place in a step (two 32-row groups of per_group chunks each, chunk c of a
+// group holding values (c / 32) · LM_CHUNK_ELEMS … of row c % 32 = `lane`): its group, its
+// row and its first value.
 struct LmChunkAt { bool second; int row, d0; };
+
+// Two forms place a step's chunks. 8-bit rows take the form by warp columns (below), which
+// covers groups of any chunk count with a constant group a round where the dimension is
+// linked; f32 and f16 rows keep the form by rounds where a group is whole rounds and by chunk
+// index elsewhere. Measured on the H100 (session 38, same calls, two to three calls of two
+// rounds, device QPS, against the second form everywhere): the images (784 bytes, groups
+// not whole rounds) +1.8 to +4.3 % at every probe count and batch, wide-i8 +0.6 to +1.6 %,
+// lowdim-i8 −0.7 to +1.7 %; but lowdim and lowdim-f16 −2.0 to −4.9 %, whose generic plans
+// (no linked dimension) it left with 6 to 23 fewer registers and a slower copy.
+#if defined(IVF_BYTES)
+// Where the thread's chunk of round j goes (chunk j · LM_THREADS + threadIdx.x of a step of
+// two 32-row groups, chunk c of a group holding values (c / 32) · LM_CHUNK_ELEMS … of row
+// c % 32 = `lane`): its group, its row and its first value. A group's chunk count
+// (per_group) is a multiple of 32, so a warp's 32 chunks of a round are one 32-chunk column
+// of one group: the group is a comparison of the warp's column (the same for all its lanes)
+// with a group's columns, a constant of the link where the dimension is (lmdim and widedim
+// plans) — no division, and no compare, shift and select a chunk. The capped i8 × 128
+// kernel's row copy went from 74 to about 48 instructions a warp a step with the round form
+// (ncu source counters, session 19); the images' 784-wide rows, whose groups are not whole
+// rounds, took about 20 instructions a chunk in the form by chunk index (SASS, session 37).
+__device__ __forceinline__ LmChunkAt lm_round_chunk(int j, int per_group, int warp, int lane) {
+    const int column = j * LM_WARPS + warp, columns = per_group >> 5;
+    // Decided by j alone unless the round straddles the groups (constants of an unrolled j).
+    const bool second = (j + 1) * LM_WARPS <= columns ? false : j * LM_WARPS >= columns ? true : column >= columns;
+    return {second, (second ? 32 : 0) + lane, (second ? column - columns : column) * LM_CHUNK_ELEMS};
+}
+
+// Rounds of a step of per_group chunks a group: the whole ones, and whether a partial one
+// follows (in which only the warps whose column is under 2 · per_group / 32 take part).
+__device__ __forceinline__ int lm_whole_rounds(int per_group) { return 2 * per_group / LM_THREADS; }
+__device__ __forceinline__ bool lm_in_partial_round(int per_group, int warp) {
+    return lm_whole_rounds(per_group) * LM_THREADS + warp * 32 < 2 * per_group;
+}
+#else
+// Where chunk c of a step goes. A step is two groups, so the group is a comparison, not a
+// division by the runtime chunk count.
 __device__ __forceinline__ LmChunkAt lm_chunk_at(int c, int per_group, int lane) {
     const bool second = c >= per_group;
     const int in_group = second ? c - per_group : c;
@@ -324,20 +359,18 @@ __device__ __forceinline__ LmChunkAt lm_chunk_at(int c, int per_group, int lane)
 
 // Whether a group's chunks are a whole number of the block's rounds (LM_THREADS chunks
 // each): then every round lies in one group, and lm_round_chunk places a thread's chunks.
-__device__ __forceinline__ bool lm_whole_rounds(int per_group) { return per_group % LM_THREADS == 0; }
+__device__ __forceinline__ bool lm_groups_are_whole_rounds(int per_group) { return per_group % LM_THREADS == 0; }
 
 // Where the thread's chunk of round j goes (chunk j · LM_THREADS + threadIdx.x), where
-// lm_whole_rounds: its group and its first value's offset are functions of j alone plus
-// the warp — constants of the link where the dimension is (lmdim plans), and no compare or
-// shift a chunk where lm_chunk_at takes one of each. The capped i8 × 128 kernel's row copy
-// went from 74 to about 48 instructions a warp a step (ncu source counters, session 19),
-// measured with the work area's offset as a kernel argument (lmscan.cu): below.
+// lm_groups_are_whole_rounds: its group and its first value's offset are functions of j
+// alone plus the warp, and no compare or shift a chunk where lm_chunk_at takes one of each.
 __device__ __forceinline__ LmChunkAt lm_round_chunk(int j, int per_group, int warp, int lane) {
     const int first = j * LM_THREADS;
     const bool second = first >= per_group;
     const int first_in_group = second ? first - per_group : first;
     return {second, (second ? 32 : 0) + lane, ((first_in_group >> 5) + warp) * LM_CHUNK_ELEMS};
 }
+#endif
 
 #if defined(LM_ASYNC_ROWS)
 extern "C" __device__ bool ivf_lm_async_rows() { return true; }
@@ -365,14 +398,11 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, const unsigne
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                      :: "r"(dst), "l"(rows + (have ? c : 0) * 16), "r"(have ? 16 : 0) : "memory");
     };
-    if (lm_whole_rounds(per_group)) {
-        const int rounds = 2 * per_group / LM_THREADS;
-        #pragma unroll 4
-        for (int j = 0; j < rounds; ++j) copy(j * LM_THREADS + (int)threadIdx.x, lm_round_chunk(j, per_group, warp, lane));
-        return;
-    }
+    const int rounds = lm_whole_rounds(per_group);
     #pragma unroll 4
-    for (int c = threadIdx.x; c < 2 * per_group; c += LM_THREADS) copy(c, lm_chunk_at(c, per_group, lane));
+    for (int j = 0; j < rounds; ++j) copy(j * LM_THREADS + (int)threadIdx.x, lm_round_chunk(j, per_group, warp, lane));
+    if (lm_in_partial_round(per_group, warp))
+        copy(rounds * LM_THREADS + (int)threadIdx.x, lm_round_chunk(rounds, per_group, warp, lane));
 }
 
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs*, unsigned char* work, int qt, int slot) {
@@ -413,12 +443,6 @@ __device__ __forceinline__ void lm_put_chunk(const LmWork& w, uint4 x, int d0, i
 #endif
 }
 
-// Writes chunk c of a step.
-__device__ __forceinline__ void lm_put_step_chunk(const LmWork& w, uint4 x, int c, int per_group, int lane) {
-    const LmChunkAt at = lm_chunk_at(c, per_group, lane);
-    lm_put_chunk(w, x, at.d0, at.row);
-}
-
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt, int) {
     const LmWork w = lm_work(work, dim, qt, 0);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -427,9 +451,30 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
     // A thread's row within its group is always `lane` (chunk counts and strides are
     // multiples of 32).
     const int per_group = (dim / LM_CHUNK_ELEMS) * 32;  // chunks of a group, where chunked
+#if defined(IVF_BYTES)
+    if (lm_chunked(dim, veclen)) {
+        const int rounds = lm_whole_rounds(per_group);
+        const uint4* src = reinterpret_cast<const uint4*>(rows);
+        // Round j's chunk: from the registers for the first LM_PREFETCH rounds, else loaded
+        // here (four in flight at a time); zeros past the list's last group (whether a
+        // warp's chunk lies there is the same for its 32 lanes).
+        auto put = [&](int j) {
+            const LmChunkAt at = lm_round_chunk(j, per_group, warp, lane);
+            if (at.second && groups < 2) lm_put_chunk(w, make_uint4(0, 0, 0, 0), at.d0, at.row);
+            else lm_put_chunk(w, j < LM_PREFETCH ? regs->v[j] : src[j * LM_THREADS + threadIdx.x], at.d0, at.row);
+        };
+        // (j stays a constant of the unrolled loop wherever it indexes the registers.)
+        const bool partial = lm_in_partial_round(per_group, warp);
+        #pragma unroll
+        for (int j = 0; j < LM_PREFETCH; ++j)
+            if (j < rounds || (j == rounds && partial)) put(j);
+        #pragma unroll 4
+        for (int j = LM_PREFETCH; j < rounds; ++j) put(j);
+        if (rounds >= LM_PREFETCH && partial) put(rounds);
+    }
+#else
     const uint4 none = make_uint4(0, 0, 0, 0);
-    if (lm_chunked(dim, veclen) && lm_whole_rounds(per_group)) {
-        // As below, each round's group and offsets from lm_round_chunk.
+    if (lm_chunked(dim, veclen) && lm_groups_are_whole_rounds(per_group)) {
         const int rounds = 2 * per_group / LM_THREADS;
         const uint4* src = reinterpret_cast<const uint4*>(rows);
         // Round j's chunk: from the registers for the first LM_PREFETCH rounds, else loaded
@@ -446,18 +491,23 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
         #pragma unroll 4
         for (int j = LM_PREFETCH; j < rounds; ++j) put(j);
     } else if (lm_chunked(dim, veclen)) {
+        auto put = [&](uint4 x, int c) {
+            const LmChunkAt at = lm_chunk_at(c, per_group, lane);
+            lm_put_chunk(w, x, at.d0, at.row);
+        };
         #pragma unroll
         for (int j = 0; j < LM_PREFETCH; ++j) {
             const int c = threadIdx.x + j * LM_THREADS;
-            if (c < per_group * 2)
-                lm_put_step_chunk(w, c < per_group * groups ? regs->v[j] : none, c, per_group, lane);
+            if (c < per_group * 2) put(c < per_group * groups ? regs->v[j] : none, c);
         }
         // Chunks beyond what the registers hold: loaded here, four in flight at a time.
         const uint4* src = reinterpret_cast<const uint4*>(rows);
         #pragma unroll 4
         for (int c = threadIdx.x + LM_PREFETCH * LM_THREADS; c < per_group * 2; c += LM_THREADS)
-            lm_put_step_chunk(w, c < per_group * groups ? src[c] : none, c, per_group, lane);
-    } else {
+            put(c < per_group * groups ? src[c] : none, c);
+    }
+#endif
+    else {
         // veclen 1: element (r, d) of a group at d × 32 + r.
         const T* src = reinterpret_cast<const T*>(rows);
         for (int c = threadIdx.x; c < dim * 32 * 2; c += LM_THREADS) {
