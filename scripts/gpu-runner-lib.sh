@@ -4,7 +4,9 @@
 # scripts/gpu-build-variants.sh). W is the call's work folder, OUT (the device tool's) the
 # folder that comes back.
 #
-#   runner_start W            unpack the builds into gpu-run/bin, start the clock
+#   runner_start W            unpack the builds into gpu-run/bin, start the clock; W starts
+#                             empty (a warm machine keeps /tmp between calls, and an A/B's
+#                             summary would mix in an earlier call's rounds: session 38)
 #   bench_args BUILD SET LISTS PROBES
 #                             one `ltokit ivf bench` of SET at batch 10,000 (its arguments)
 #   timeline BUILD SET LISTS PROBES UNTIL
@@ -31,6 +33,7 @@
 runner_start() {
   SECONDS=0
   W=$1
+  rm -rf "$W"
   mkdir -p "$W" gpu-run/bin
   tar xJf gpu-run/bins.tar.xz -C gpu-run/bin
 }

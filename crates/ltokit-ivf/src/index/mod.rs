@@ -115,7 +115,7 @@ impl Placement {
 /// first. Measured on the H100 (session 38, same calls, against base order, device QPS,
 /// with the seed's 32 KiB of then): lowdim-f16 +0.2 to +2.5 %, lowdim (f32, no seed) −0.6
 /// to +2.3 %, wide-i8 −0.7 to +1.7 %, the images −1.5 to +0.4 %; with the seed's 16 KiB
-/// that it allows (`SEED_BYTES`, gpu/list_major/seed.rs), lowdim-i8 +0.6
+/// that it allows (`SEED_BYTES`, gpu/list_major/seed.rs), lowdim-i8 means of +0.6
 /// to +3.2 %. Its cost is at build: every row scored against its centre on the host
 /// (lowdim-i8's 1M rows built on the GPU in 0.26 s against 0.13).
 pub const NEAREST_FIRST_ROWS: usize = 64;

@@ -89,11 +89,12 @@ const SEED_BYTES: usize = 16 * 1024;
 /// rows of i8 × 128, 256 of f16) lost to 32 KiB on both — i8 −5.5 / −4.0 / −1.6 % at
 /// 10 / 20 / 50 probes (10,000), f16 −4.0 / −2.6 / −1.3 %. With each list's 64 rows
 /// nearest its centre placed first ([`crate::index::NEAREST_FIRST_ROWS`]), 16 KiB (128 rows
-/// of i8 × 128, 64 of f16) beat 32 KiB and 8 KiB (session 38, H100, same calls, means of two
-/// or three calls of two rounds, against main's base-order lists at 32 KiB, device QPS):
-/// lowdim-i8 × 10 / × 20 / × 50 at 1,000 +3.2 / +2.7 / +1.5 %, at 10,000 +3.1 / +2.1 /
-/// +0.6 % (noisier: −0.1 to +6.3 at × 10); lowdim-f16 +1.2 to +2.9 %; 8 KiB (64 rows of i8)
-/// 0.2 to 1 point under it on lowdim-i8, the same rows as 16 KiB on f16.
+/// of i8 × 128, 64 of f16) beat 32 KiB (session 38, H100, same calls, means of two or three
+/// calls of two rounds, against main's base-order lists at 32 KiB, device QPS): lowdim-i8
+/// × 10 / × 20 / × 50 at 1,000 +3.2 / +2.7 / +1.5 % (the same lists at 32 KiB −0.4 / +0.7 /
+/// +0.7 %), at 10,000 +3.1 / +2.1 /
+/// +0.6 % (noisier: −0.1 to +6.3 at × 10); lowdim-f16 +0.5 to +2.9 %; 8 KiB (64 rows of i8,
+/// one call) within a point of it either way on lowdim-i8, the same rows as 16 KiB on f16.
 fn seed_rows(dim: usize, elem_bytes: usize) -> usize {
     let rows = SEED_BYTES / (dim * elem_bytes).max(1);
     (rows / 32 * 32).clamp(64, 256)
