@@ -57,6 +57,43 @@ impl Metric {
         }
     }
 
+    /// [`Metric::score`] in f32 over eight partial sums, which vectorise: for orderings
+    /// that need no f64 (a build's rows nearest their centre first), where the f64 sum in
+    /// order took 45 of the 58 ms to order 1M × 128 i8 rows on dev's two cores.
+    pub fn score_f32(self, q: &[f32], x: &[f32]) -> f32 {
+        /// Eight partial sums of `term` over the pairs of `q` and `x`, then their total.
+        fn sum8(q: &[f32], x: &[f32], term: impl Fn(f32, f32) -> f32) -> f32 {
+            let mut acc = [0f32; 8];
+            let (qc, xc) = (q.chunks_exact(8), x.chunks_exact(8));
+            let tail: f32 = qc
+                .remainder()
+                .iter()
+                .zip(xc.remainder())
+                .map(|(a, b)| term(*a, *b))
+                .sum();
+            for (a, b) in qc.zip(xc) {
+                for i in 0..8 {
+                    acc[i] += term(a[i], b[i]);
+                }
+            }
+            acc.iter().sum::<f32>() + tail
+        }
+        match self {
+            Metric::L2 | Metric::L2Sqrt => sum8(q, x, |a, b| (a - b) * (a - b)),
+            Metric::Ip => -sum8(q, x, |a, b| a * b),
+            Metric::Cosine => {
+                let dot = sum8(q, x, |a, b| a * b);
+                let nq = sum8(q, q, |a, _| a * a).sqrt();
+                let nx = sum8(x, x, |a, _| a * a).sqrt();
+                if nq * nx > 0.0 {
+                    1.0 - dot / (nq * nx)
+                } else {
+                    1.0
+                }
+            }
+        }
+    }
+
     /// A score as reported to the caller.
     pub fn report(self, score: f64) -> f64 {
         match self {
@@ -135,5 +172,32 @@ impl Filter {
             }
         }
         words
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Rng;
+
+    #[test]
+    fn the_f32_score_is_the_f64_score_to_f32_rounding_in_every_metric() {
+        let mut rng = Rng::new(7);
+        // Lengths with and without a tail past the eight lanes, a zero vector for cosine.
+        for dim in [1usize, 7, 8, 13, 128, 203] {
+            let mut v =
+                || -> Vec<f32> { (0..dim).map(|_| rng.below(255) as f32 - 127.0).collect() };
+            let (q, x) = (v(), v());
+            for metric in Metric::ALL {
+                let (exact, fast) = (metric.score(&q, &x), metric.score_f32(&q, &x) as f64);
+                let scale = 1.0 + exact.abs();
+                assert!(
+                    (exact - fast).abs() <= 1e-5 * scale,
+                    "{metric:?} × {dim}: f64 {exact}, f32 {fast}"
+                );
+            }
+            let zero = vec![0f32; dim];
+            assert_eq!(Metric::Cosine.score_f32(&zero, &x), 1.0);
+        }
     }
 }

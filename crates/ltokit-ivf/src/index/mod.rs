@@ -160,33 +160,42 @@ pub fn nearest_first_order(
             assignment.len()
         )));
     }
-    let mut members: Vec<Vec<u32>> = vec![Vec::new(); n_lists];
+    // Each list's (score, row) pairs side by side, rows in base order (a counting sort):
+    // the selection below reads them in place, not through scattered row numbers.
+    let mut start = vec![0usize; n_lists + 1];
     for (row, &list) in assignment.iter().enumerate() {
-        members[checked_list(row, list, n_lists)?].push(row as u32);
+        start[checked_list(row, list, n_lists)? + 1] += 1;
     }
-    let mut head = Vec::new();
+    for l in 0..n_lists {
+        start[l + 1] += start[l];
+    }
+    let mut next = start.clone();
+    let mut by_list = vec![(0f32, 0u32); assignment.len()];
+    for (row, &list) in assignment.iter().enumerate() {
+        let at = &mut next[list as usize];
+        by_list[*at] = (to_centre[row], row as u32);
+        *at += 1;
+    }
+    // A total order (f32::total_cmp, which places NaN too), ties by row, so that the order
+    // is reproducible and the sorts never meet an inconsistent comparison.
+    let cmp = |a: &(f32, u32), b: &(f32, u32)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+    let mut head = Vec::with_capacity(assignment.len());
     let mut is_head = vec![false; assignment.len()];
-    for rows in &mut members {
+    for l in 0..n_lists {
+        let rows = &mut by_list[start[l]..start[l + 1]];
         let n = rows.len().min(NEAREST_FIRST_ROWS);
         if n == 0 {
             continue;
         }
-        // A total order (f32::total_cmp, which places NaN too), ties by row, so that the
-        // order is reproducible and the sorts never meet an inconsistent comparison.
-        let cmp = |a: &u32, b: &u32| {
-            to_centre[*a as usize]
-                .total_cmp(&to_centre[*b as usize])
-                .then(a.cmp(b))
-        };
         if n < rows.len() {
             rows.select_nth_unstable_by(n - 1, cmp);
         }
         let first = &mut rows[..n];
         first.sort_unstable_by(cmp);
-        for &r in first.iter() {
+        for &(_, r) in first.iter() {
             is_head[r as usize] = true;
+            head.push(r);
         }
-        head.extend_from_slice(first);
     }
     head.extend((0..assignment.len() as u32).filter(|&r| !is_head[r as usize]));
     Ok(head)
