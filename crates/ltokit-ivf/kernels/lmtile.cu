@@ -325,10 +325,8 @@ struct LmChunkAt { bool second; int row, d0; };
 // lowdim-i8 −0.7 to +1.7 %; but lowdim and lowdim-f16 −2.0 to −4.9 %, whose generic plans
 // (no linked dimension) it left with 6 to 23 fewer registers and a slower copy.
 #if defined(IVF_BYTES)
-// Where the thread's chunk of round j goes (chunk j · LM_THREADS + threadIdx.x of a step of
-// two 32-row groups, chunk c of a group holding values (c / 32) · LM_CHUNK_ELEMS … of row
-// c % 32 = `lane`): its group, its row and its first value. A group's chunk count
-// (per_group) is a multiple of 32, so a warp's 32 chunks of a round are one 32-chunk column
+// Where the thread's chunk of round j goes (chunk j · LM_THREADS + threadIdx.x of a step).
+// A group's chunk count (per_group) is a multiple of 32, so a warp's 32 chunks of a round are one 32-chunk column
 // of one group: the group is a comparison of the warp's column (the same for all its lanes)
 // with a group's columns, a constant of the link where the dimension is (lmdim and widedim
 // plans) — no division, and no compare, shift and select a chunk. The capped i8 × 128
