@@ -81,9 +81,10 @@ pub fn build_timed(
 
 /// The order a build places rows in their lists: each list's rows nearest its centre
 /// first ([`nearest_first_order`]), scored on the host by `metric` over every core (in f32:
-/// [`Metric::score_f32`]). 1M × 128 i8 rows over 1,024 lists on dev's two cores: 29–33 ms,
-/// of which the order 10 (session 38; 58–68 ms with f64 scores and the order by row lists
-/// of then, whose builds on the H100 took 0.04–0.09 s longer than base order's).
+/// [`Metric::score_f32`]). 1M × 128 i8 rows over 1,024 lists on dev's two cores
+/// (`cargo bench -p ltokit-ivf --bench row_order`, fastest of five, three runs): 20.3–20.5
+/// ms, against 58.8–64.2 ms with f64 scores and per-list row vectors (session 38; with those,
+/// builds on the H100 took 0.04–0.09 s longer than in base order).
 pub fn row_order(
     base: &Matrix,
     centers: &[f32],
