@@ -15,7 +15,7 @@
 #   nf128 = main with 128 rows nearest first (nrk: env LTOKIT_WIP_NEAREST_FIRST_ROWS), the
 #           rows lowdim-i8's 16 KiB seed reads (keeps-sim: 40.7 → 39.2 rows kept a query);
 #   goff  = main with ivf_group_offsets_kernel reading counts, list order and starts from
-#           shared memory (up to 3,072 lists) instead of chains of dependent global loads
+#           shared memory (up to 2,048 lists) instead of chains of dependent global loads
 #           (one block, 5.4–7.3 µs a batch in session 38's timelines).
 set -u
 . scripts/gpu-runner-lib.sh
