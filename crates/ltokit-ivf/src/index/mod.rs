@@ -109,15 +109,16 @@ impl Placement {
 }
 
 /// Rows each list holds first, nearest its centre ([`nearest_first_order`]): the list
-/// scan's seed reads a list's first 64-row step, and the rows nearest the centre give its
-/// queries tighter bounds than rows in base order. A CPU model of lowdim-i8 × 10
+/// scan's seed reads a list's first rows (128 of i8 × 128, 64 of f16 × 128), and the rows
+/// nearest the centre give its queries tighter bounds than rows in base order. A CPU model of lowdim-i8 × 10
 /// (docs/wip/keeps-sim.py, session 36): rows kept a query 54.9 → 45.2 with the 64 nearest
 /// first. Measured on the H100 (session 38, same calls, against base order, device QPS,
 /// with the seed's 32 KiB of then): lowdim-f16 +0.2 to +2.5 %, lowdim (f32, no seed) −0.6
 /// to +2.3 %, wide-i8 −0.7 to +1.7 %, the images −1.5 to +0.4 %; with the seed's 16 KiB
 /// that it allows (`SEED_BYTES`, gpu/list_major/seed.rs), lowdim-i8 means of +0.6
 /// to +3.2 %. Its cost is at build: every row scored against its centre on the host
-/// (lowdim-i8's 1M rows built on the GPU in 0.26 s against 0.13).
+/// (lowdim-i8's 1M rows built on the GPU in 0.26 s against 0.13, with the order of then;
+/// [`crate::build::row_order`] has since cut the host's part about threefold).
 pub const NEAREST_FIRST_ROWS: usize = 64;
 
 /// Checks that `order` is a permutation of `rows` rows.
