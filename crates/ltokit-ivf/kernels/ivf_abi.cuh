@@ -125,12 +125,15 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
 // After a barrier that follows ivf_lm_store: the score (ivf_score's convention) of every
 // (query slot i, row r) of the step in buffer `slot` into scores[i * LM_STEP_ROWS + r]
 // (shared memory), all of them, as ivf_lm_multiply forms those it keeps — the bounds'
-// seed on the scan's own arithmetic (lmseedt.cu). The caller puts a barrier between this
-// and reading them.
-extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, unsigned char* work, int slot, float* scores);
+// seed on the scan's own arithmetic (lmseedt.cu). Only the first `count` slots' scores
+// are read: a fragment may leave the others unwritten. The caller puts a barrier between
+// this and reading them.
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int count, unsigned char* work, int slot, float* scores);
 
 // After a barrier that follows ivf_lm_store: scores every (query slot, row) of the step
 // in buffer `slot` with ivf_score and keeps the candidates that beat their slot's
 // threshold in `cand`. Rows past the list's end are scored too (as zero rows); the caller
-// drops them. The caller puts a barrier between this and reading the candidates.
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int slot, LmCandidates cand);
+// drops them. Only the tile's first `count` slots hold queries (the others keep nothing):
+// a fragment may leave the rest unscored. The caller puts a barrier between this and
+// reading the candidates.
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, int count, unsigned char* work, int slot, LmCandidates cand);

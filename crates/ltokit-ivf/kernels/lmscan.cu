@@ -155,7 +155,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         const unsigned int my_bound = threadIdx.x < count ? bound[qidx[threadIdx.x]] : 0u;
         if (fetch_early && st + 1 < steps)
             ivf_lm_fetch(next_rows, norms + base + LM_STEP_ROWS, next_groups, dim, veclen, &regs, work, qt, next_slot);
-        ivf_lm_multiply(dim, qt, work, slot, cand);
+        ivf_lm_multiply(dim, qt, count, work, slot, cand);
         if (threadIdx.x < count) qbound[threadIdx.x] = lm_bound_score(my_bound);
         __syncthreads();
         if (!fetch_early && st + 1 < steps)

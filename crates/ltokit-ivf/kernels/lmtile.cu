@@ -601,7 +601,7 @@ __device__ __forceinline__ void lm_wmma_dots(int dim, int qt, const LmWork& w) {
     __syncthreads();
 }
 
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int, LmCandidates cand) {
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, int, unsigned char* work, int, LmCandidates cand) {
     const LmWork w = lm_work(work, dim, qt, 0);
     const int lane = threadIdx.x % 32;
     lm_wmma_dots(dim, qt, w);
@@ -621,7 +621,7 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work,
     }
 }
 
-extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, unsigned char* work, int, float* scores) {
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int, unsigned char* work, int, float* scores) {
     const LmWork w = lm_work(work, dim, qt, 0);
     lm_wmma_dots(dim, qt, w);
     const bool l2 = ivf_metric_l2();
@@ -791,6 +791,11 @@ __device__ __forceinline__ void lm_keep_biased(const LmWork& w, const LmCandidat
 }
 #endif
 
+// Whether warp w's query slots ((w / 4) · 8 NT onwards) are all past the tile's `used`
+// occupied ones: a tile of up to 8 queries leaves warps 4–7 nothing to multiply.
+template <int NT>
+__device__ __forceinline__ bool lm_warp_idle(int used) { return (int)(threadIdx.x / 32 / 4) * 8 * NT >= used; }
+
 // Warp w's accumulators of one step's products (lm_products), from zero.
 template <int NT>
 __device__ __forceinline__ void lm_step_products(int dim, const LmWork& w, Sum (&c)[NT][4]) {
@@ -805,7 +810,8 @@ __device__ __forceinline__ void lm_step_products(int dim, const LmWork& w, Sum (
 // j of block n: step row 16 (w % 4) + g (+ 8 for j ≥ 2), query (w / 4) · 8 NT + 8 n + 2 t
 // (+ 1 for odd j).
 template <int NT>
-__device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandidates& cand) {
+__device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandidates& cand, int used) {
+    if (lm_warp_idle<NT>(used)) return;
     Sum c[NT][4];
     lm_step_products<NT>(dim, w, c);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -831,16 +837,29 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
     lm_keep_rows<NT>(cand, keep, i0, r0, [&](int n, int j) { return sc[n][j]; });
 }
 
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int slot, LmCandidates cand) {
+// The products go by the tile's occupied slots, not its size: lm_mma<NT>'s warps cover
+// slots 0 .. 16 NT − 1 in any tile (the queries' rows are laid out by slot), so a 64-slot
+// tile holding at most 32 queries (most lists' last tile) is multiplied as a 32-slot one
+// by all eight warps, at half the products and keep tests, and at most 16 as a 16-slot one
+// (at most 8: by warps 0–3 alone, lm_warp_idle). Lowdim-i8 × 10's 2,586 scan tiles of 64
+// hold 39 queries on average. Measured on the H100 (session 39,
+// docs/gpu-runs/2026-12-06-s39/, `ts` against main, same call, three rounds, device QPS):
+// lowdim-i8 +0.8 / +1.2 / +0.8 % at 10,000 × 10 / 20 / 50, wide-i8 +0.3 to +1.4 %,
+// lowdim-f16 −0.2 to +1.7 %, the images −0.7 to +0.3 %, lowdim (f32) −1.7 to −0.5 % at
+// 10,000 and +2.0 to +3.5 % at 1,000; ncu: lowdim-i8 × 10's scan 362 → 350 µs, its seed
+// tiles (lmseedt.cu, 7.5 queries a 32-slot tile) 33.7 → 31.6 µs.
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, int count, unsigned char* work, int slot, LmCandidates cand) {
     const LmWork w = lm_work(work, dim, qt, slot);
-    if (qt == 64) lm_mma<4>(dim, w, cand);
-    else if (qt == 32) lm_mma<2>(dim, w, cand);
-    else lm_mma<1>(dim, w, cand);
+    const int used = min(qt, count);
+    if (used > 32) lm_mma<4>(dim, w, cand, used);
+    else if (used > 16) lm_mma<2>(dim, w, cand, used);
+    else lm_mma<1>(dim, w, cand, used);
 }
 
 // Every accumulator of warp w scored into scores[slot][row] (lm_mma's layout).
 template <int NT>
-__device__ __forceinline__ void lm_mma_scores(int dim, const LmWork& w, float* scores) {
+__device__ __forceinline__ void lm_mma_scores(int dim, const LmWork& w, float* scores, int used) {
+    if (lm_warp_idle<NT>(used)) return;
     Sum c[NT][4];
     lm_step_products<NT>(dim, w, c);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -858,11 +877,13 @@ __device__ __forceinline__ void lm_mma_scores(int dim, const LmWork& w, float* s
     }
 }
 
-extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, unsigned char* work, int slot, float* scores) {
+// By the occupied slots, as ivf_lm_multiply.
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int count, unsigned char* work, int slot, float* scores) {
     const LmWork w = lm_work(work, dim, qt, slot);
-    if (qt == 64) lm_mma_scores<4>(dim, w, scores);
-    else if (qt == 32) lm_mma_scores<2>(dim, w, scores);
-    else lm_mma_scores<1>(dim, w, scores);
+    const int used = min(qt, count);
+    if (used > 32) lm_mma_scores<4>(dim, w, scores, used);
+    else if (used > 16) lm_mma_scores<2>(dim, w, scores, used);
+    else lm_mma_scores<1>(dim, w, scores, used);
 }
 #else
 template <int QPT> __device__ __forceinline__ void lm_load_queries(const float* p, float* q);
@@ -919,14 +940,14 @@ __device__ __forceinline__ void lm_multiply(int dim, int qt, const LmWork& w, co
     });
 }
 
-extern "C" __device__ void ivf_lm_multiply(int dim, int qt, unsigned char* work, int, LmCandidates cand) {
+extern "C" __device__ void ivf_lm_multiply(int dim, int qt, int, unsigned char* work, int, LmCandidates cand) {
     const LmWork w = lm_work(work, dim, qt, 0);
     if (qt == 64) lm_multiply<4>(dim, qt, w, cand);
     else if (qt == 32) lm_multiply<2>(dim, qt, w, cand);
     else lm_multiply<1>(dim, qt, w, cand);
 }
 
-extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, unsigned char* work, int, float* scores) {
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int, unsigned char* work, int, float* scores) {
     const LmWork w = lm_work(work, dim, qt, 0);
     auto store = [&](int i, int r, float sc) { scores[i * LM_STEP_ROWS + r] = sc; };
     if (qt == 64) lm_fma_scores<4>(dim, qt, w, store);
