@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Session 39's third runner: main (`cand`, with tile-by-slots) against kr
+# (docs/wip/keep-rounds.patch: the 8-bit tiles append kept accumulators one a lane a round
+# instead of testing each of the 16 bits), on the 8-bit sets, then kr's GPU tests. Build on
+# dev, from main:
+#   TESTS=1 bash scripts/gpu-build-variants.sh cand= kr=docs/wip/keep-rounds.patch
+#   tar cJf gpu-run/bins.tar.xz -C gpu-run/bin . && rm -rf gpu-run/bin
+# LIMIT (default 240) bounds the call.
+set -u
+. scripts/gpu-runner-lib.sh
+runner_start /tmp/s39kr
+L=${LIMIT:-240}
+b=gpu-run/bin
+SETS="lowdim-i8 images wide-i8" ROUNDS=${ROUNDS:-2} timeout $((L * 45 / 100)) \
+  bash scripts/gpu-ab.sh "$W/ab" cand kr > "$W/ab.log" 2>&1
+echo "ab at $SECONDS s" >> "$W/times.txt"
+python3 scripts/ab-summary.py "$W/ab" cand > "$W/summary.txt" 2>&1
+cp "$W/summary.txt" "$OUT/ab-summary.txt"
+grep -E "scan|lmscan" "$W/ab.log" | tail -40 > "$OUT/ab-scan.txt" 2>/dev/null
+SINCE=$SECONDS MIN_LEFT=10 bash scripts/gpu-tests.sh $b/test-ivf-kr $W $((L - 3)) \
+  list_major_tiles eight_bit_distances list_major_bounds_seeded
+runner_finish
