@@ -7,6 +7,10 @@
 #   runner_start W            unpack the builds into gpu-run/bin, start the clock; W starts
 #                             empty (a warm machine keeps /tmp between calls, and an A/B's
 #                             summary would mix in an earlier call's rounds: session 38)
+#   ab_against SECONDS BUILD...
+#                             scripts/gpu-ab.sh of the builds (SETS, ROUNDS from the caller's
+#                             environment) for at most SECONDS, then its summary against the
+#                             first build into W/summary.txt and OUT/ab-summary.txt
 #   bench_args BUILD SET LISTS PROBES
 #                             one `ltokit ivf bench` of SET at batch 10,000 (its arguments)
 #   timeline BUILD SET LISTS PROBES UNTIL
@@ -36,6 +40,15 @@ runner_start() {
   rm -rf "$W"
   mkdir -p "$W" gpu-run/bin
   tar xJf gpu-run/bins.tar.xz -C gpu-run/bin
+}
+
+ab_against() {
+  local limit=$1
+  shift
+  timeout "$limit" bash scripts/gpu-ab.sh "$W/ab" "$@" > "$W/ab.log" 2>&1
+  echo "ab at $SECONDS s" >> "$W/times.txt"
+  python3 scripts/ab-summary.py "$W/ab" "$1" > "$W/summary.txt" 2>&1
+  cp "$W/summary.txt" "$OUT/ab-summary.txt"
 }
 
 bench_args() {

@@ -11,11 +11,7 @@ set -u
 runner_start /tmp/s39kr
 L=${LIMIT:-240}
 b=gpu-run/bin
-SETS="lowdim-i8 images wide-i8" ROUNDS=${ROUNDS:-2} timeout $((L * 45 / 100)) \
-  bash scripts/gpu-ab.sh "$W/ab" cand kr > "$W/ab.log" 2>&1
-echo "ab at $SECONDS s" >> "$W/times.txt"
-python3 scripts/ab-summary.py "$W/ab" cand > "$W/summary.txt" 2>&1
-cp "$W/summary.txt" "$OUT/ab-summary.txt"
+SETS="lowdim-i8 images wide-i8" ROUNDS=${ROUNDS:-2} ab_against $((L * 45 / 100)) cand kr
 grep -E "scan|lmscan" "$W/ab.log" | tail -40 > "$OUT/ab-scan.txt" 2>/dev/null
 SINCE=$SECONDS MIN_LEFT=10 bash scripts/gpu-tests.sh $b/test-ivf-kr $W $((L - 3)) \
   list_major_tiles eight_bit_distances list_major_bounds_seeded

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 39's runner (session 38's docs/gpu-runs/2026-12-06-s38/next/runner.sh with sk in
+# Session 39's runner (session 38's docs/gpu-runs/2026-12-06-s38/next/runner.sh, which it replaced, with sk in
 # nf128's place): main as landed in session 38 (nearest-first lists, the seed's 16 KiB, the
 # 8-bit row copy by warp columns) against the main it replaced, both beside cuVS; main's GPU
 # tests; two candidates.
