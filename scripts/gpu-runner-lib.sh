@@ -24,6 +24,10 @@
 #                             gpu-run/bin/ltokit-NAME: build BASE run with those
 #                             environment variables (a WIP knob swept by one build), its
 #                             bundle copied and its A/B kernel cache shared with BASE's
+#   bench_arg_build NAME BASE ARG...
+#                             gpu-run/bin/ltokit-NAME: build BASE whose `ivf bench` runs
+#                             take those arguments besides (e.g. --phases always), sharing
+#                             BASE's bundle and cache as env_build's do
 #   clock_log_start FILE / clock_log_stop
 #                             the SM clock, power and throttle reasons every 20 ms into
 #                             FILE (nvidia-smi, CSV) while the commands between them run
@@ -79,13 +83,27 @@ full_profile() {
 }
 
 env_build() {
-  local name=$1 base=$2 b=gpu-run/bin
+  local name=$1 base=$2
   shift 2
-  printf '#!/bin/sh\nexec env %s "$(dirname "$0")/ltokit-%s" "$@"\n' "$*" "$base" > "$b/ltokit-$name"
-  chmod +x "$b/ltokit-$name"
-  cp "$b/ivf-$base.ltkb" "$b/ivf-$name.ltkb"
+  printf '#!/bin/sh\nexec env %s "$(dirname "$0")/ltokit-%s" "$@"\n' "$*" "$base" > "gpu-run/bin/ltokit-$name"
+  share_build "$name" "$base"
+}
+
+bench_arg_build() {
+  local name=$1 base=$2
+  shift 2
+  printf '#!/bin/sh\nif [ "$1 $2" = "ivf bench" ]; then exec "$(dirname "$0")/ltokit-%s" "$@" %s; fi\nexec "$(dirname "$0")/ltokit-%s" "$@"\n' \
+    "$base" "$*" "$base" > "gpu-run/bin/ltokit-$name"
+  share_build "$name" "$base"
+}
+
+# Build NAME's wrapper made runnable, with BASE's bundle and kernel cache.
+share_build() {
+  local b=gpu-run/bin
+  chmod +x "$b/ltokit-$1"
+  cp "$b/ivf-$2.ltkb" "$b/ivf-$1.ltkb"
   # The same kernels: one cache (scripts/gpu-ab.sh keeps one a build name).
-  mkdir -p "/tmp/ab-cache-$base" && ln -sfn "/tmp/ab-cache-$base" "/tmp/ab-cache-$name"
+  mkdir -p "/tmp/ab-cache-$2" && ln -sfn "/tmp/ab-cache-$2" "/tmp/ab-cache-$1"
 }
 
 clock_log_start() {

@@ -3,7 +3,9 @@
 # with tile-by-slots) against kr (docs/wip/keep-rounds.patch: the 8-bit tiles append kept
 # accumulators one a lane a round instead of testing each of the 16 bits) and krn (kr with
 # docs/wip/keep-no-ask.patch: the 8-bit tiles form the keep bits without first asking
-# whether the warp keeps any), on the 8-bit sets, then kr's GPU tests. Build on dev, from
+# whether the warp keeps any) and ph2 (main with every list-major batch in two phases,
+# `--phases always`: below the 300 pairs a list the phases were measured at in session 19,
+# before the seeds and tile-by-slots), on the 8-bit sets, then kr's GPU tests. Build on dev, from
 # main `a049950` or later with the same crates:
 #   TESTS=1 bash scripts/gpu-build-variants.sh cand= kr=docs/wip/keep-rounds.patch
 #   bash scripts/gpu-build-variants.sh krn=docs/wip/keep-rounds.patch+docs/wip/keep-no-ask.patch
@@ -14,7 +16,8 @@ set -u
 runner_start /tmp/s39kr
 L=${LIMIT:-240}
 b=gpu-run/bin
-SETS="lowdim-i8 images wide-i8" ROUNDS=${ROUNDS:-2} ab_against $((L * 45 / 100)) cand kr krn
+bench_arg_build ph2 cand --phases always
+SETS="lowdim-i8 images wide-i8" ROUNDS=${ROUNDS:-2} ab_against $((L * 45 / 100)) cand kr krn ph2
 grep -E "scan|lmscan" "$W/ab.log" | tail -40 > "$OUT/ab-scan.txt" 2>/dev/null
 SINCE=$SECONDS MIN_LEFT=10 bash scripts/gpu-tests.sh $b/test-ivf-kr $W $((L - 3)) \
   list_major_tiles eight_bit_distances list_major_bounds_seeded
