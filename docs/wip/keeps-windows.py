@@ -13,8 +13,10 @@ Modes (MODES, default all four):
 PARALLEL=1: every probe of a query starts from the seed's bound alone (as if all its lists
 ran at once); otherwise a query's probes run one after another, each starting from the
 k-th of those before (keeps-sim.py's order). The GPU runs between the two.
+NEAR=N (with PARALLEL=1): ranks 1..N start from the seed's bound alone, the later ranks from
+the exact k-th of the first N + 1 lists (rank-buckets.patch at its ideal, N = n_probes / 2).
 
-usage: PYTHONPATH=<numpy> [PARALLEL=1] [SEED=N] [MODES=...] python3 docs/wip/keeps-windows.py
+usage: PYTHONPATH=<numpy> [PARALLEL=1] [NEAR=N] [SEED=N] [MODES=...] python3 docs/wip/keeps-windows.py
          DATA_DIR/SET N_LISTS N_PROBES QUERIES    e.g. DATA/lowdim-i8 1024 10 300
 """
 import importlib.util
@@ -29,12 +31,18 @@ ks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ks)
 K, STEP, FLUSH = 10, 64, 16
 PARALLEL = os.environ.get("PARALLEL") == "1"
+NEAR = int(os.environ.get("NEAR", "0"))
 
 def keeps(x, xn, q, qn, probes, order, first_bound, mode):
     total = 0
     for i in range(len(q)):
         bound = first_bound(i)
-        for lst in probes[i]:
+        seed, near_kth = bound, np.inf
+        for r, lst in enumerate(probes[i]):
+            if NEAR:
+                # The near probes from the seed's bound alone, the far ones from the exact
+                # k-th of the first and near lists (as if they ran after them).
+                bound = seed if r <= NEAR else min(seed, near_kth)
             rows = order[lst]
             dist = ks.distances(x, xn, q, qn, i, rows)
             top = np.array([])          # the pair's list after the last offer
@@ -58,6 +66,9 @@ def keeps(x, xn, q, qn, probes, order, first_bound, mode):
                     thr = min(thr, np.sort(np.concatenate([top, window]))[K - 1])
             top = np.sort(np.concatenate([top, window]))[:K]
             if len(top) == K and not PARALLEL: bound = min(bound, top[-1])
+            if NEAR and r <= NEAR:
+                scanned = np.concatenate([ks.distances(x, xn, q, qn, i, order[l]) for l in probes[i][:r + 1]])
+                near_kth = np.sort(scanned)[K - 1]
     return total / len(q)
 
 data, n_lists, n_probes, nq = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
