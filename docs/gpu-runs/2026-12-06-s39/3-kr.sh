@@ -8,11 +8,13 @@
 # before the seeds and tile-by-slots) and rb (docs/wip/rank-buckets.patch: each list's pairs
 # by probe rank, first, near, far, so that the far probes' tiles run last) and rbs (rb with
 # docs/wip/rank-split.patch: no tile holds both near and far probes, the far ones' tiles
-# in the grid's second run), on the 8-bit sets, then kr's and rbs's GPU tests. Build on
-# dev, from main `a049950` or later with the same crates:
+# in the grid's second run) and rbs1 (rbs with docs/wip/rank-near1.patch: rank 1 alone is
+# near), on the 8-bit sets, then kr's and rbs's GPU tests. Build on dev, from main
+# `a049950` or later with the same crates:
 #   TESTS=1 bash scripts/gpu-build-variants.sh cand= kr=docs/wip/keep-rounds.patch \
 #     rb=docs/wip/rank-buckets.patch rbs=docs/wip/rank-buckets.patch+docs/wip/rank-split.patch
-#   bash scripts/gpu-build-variants.sh krn=docs/wip/keep-rounds.patch+docs/wip/keep-no-ask.patch
+#   bash scripts/gpu-build-variants.sh krn=docs/wip/keep-rounds.patch+docs/wip/keep-no-ask.patch \
+#     rbs1=docs/wip/rank-buckets.patch+docs/wip/rank-split.patch+docs/wip/rank-near1.patch
 #   tar cJf gpu-run/bins.tar.xz -C gpu-run/bin . && rm -rf gpu-run/bin
 # LIMIT (default 300) bounds the call.
 set -u
@@ -21,7 +23,7 @@ runner_start /tmp/s39kr
 L=${LIMIT:-300}
 b=gpu-run/bin
 bench_arg_build ph2 cand --phases always
-SETS="lowdim-i8 images wide-i8" ROUNDS=${ROUNDS:-2} ab_against $((L * 45 / 100)) cand kr krn ph2 rb rbs
+SETS="lowdim-i8 images wide-i8" ROUNDS=${ROUNDS:-2} ab_against $((L * 45 / 100)) cand kr krn ph2 rb rbs rbs1
 grep -E "scan|lmscan" "$W/ab.log" | tail -40 > "$OUT/ab-scan.txt" 2>/dev/null
 SINCE=$SECONDS MIN_LEFT=10 bash scripts/gpu-tests.sh $b/test-ivf-kr $W $((L * 75 / 100)) \
   list_major_tiles eight_bit_distances list_major_bounds_seeded
