@@ -36,15 +36,9 @@ K, STEP, QT, SLOTS, SEED = 10, 64, 64, int(os.environ.get("SLOTS", "396")), 128
 
 data, n_lists, n_probes, nq = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 rng = np.random.default_rng(1)
-x = np.load(os.path.join(data, "base.npy")).astype(np.float32)
-q = np.load(os.path.join(data, "queries.npy")).astype(np.float32)[:nq]
-centres, assign, to_centre = ks.kmeans(x, n_lists, 12, np.random.default_rng(0))
-xn, qn = (x * x).sum(1), (q * q).sum(1)
-probes = np.argsort(qn[:, None] - 2 * q @ centres.T + (centres * centres).sum(1)[None], 1)[:, :n_probes]
-stored = [np.where(assign == j)[0] for j in range(n_lists)]
-central = [rows[np.argsort(to_centre[rows])] for rows in stored]
-nf = [np.concatenate([c[:64], np.setdiff1d(s, c[:64], assume_unique=True)]) for s, c in zip(stored, central)]
-seed = np.array([np.sort(ks.distances(x, xn, q, qn, i, nf[probes[i, 0]][:SEED]))[K - 1] for i in range(nq)])
+_s = ks.Setup(data, n_lists, n_probes, nq)
+x, xn, q, qn, probes, nf = _s.x, _s.xn, _s.q, _s.qn, _s.probes, _s.nf
+seed = np.array([_s.seeded(nf, SEED)(i) for i in range(nq)])
 # pairs of each list: (query, rank)
 by_list = [[] for _ in range(n_lists)]
 for i in range(nq):
@@ -127,7 +121,7 @@ def simulate(variant):
     # tile-steps, and tile-steps weighted by the products' share (ts: 16 / 32 / 64 slots)
     ts_steps = sum(steps[l] for l, t in tl)
     prod = sum(steps[l] * (1 if len(t) > 32 else 0.5 if len(t) > 16 else 0.25) for l, t in tl)
-    return total / nq, len(tl), max(start) + 0, ts_steps, prod
+    return total / nq, len(tl), max(start), ts_steps, prod
 
 for v in os.environ.get("VARIANTS", "main rb rbs rbs1").split():
     keeps, n_tiles, span, ts_steps, prod = simulate(v)

@@ -49,6 +49,37 @@ def distances(x, xn, q, qn, i, rows):
     return qn[i] - 2 * x[rows] @ q[i] + xn[rows]
 
 
+class Setup:
+    """A bench set's rows and queries (float32, with their squared norms), each query's
+    `n_probes` nearest centres of a k-means (`probes`), and each list's rows in three
+    orders: as stored (`stored`), nearest its centre first (`central`), and
+    nearest-first.patch's layout, its 64 nearest first and the rest as stored (`nf`)."""
+
+    def __init__(self, data, n_lists, n_probes, n_queries):
+        self.x = np.load(os.path.join(data, "base.npy")).astype(np.float32)
+        self.q = np.load(os.path.join(data, "queries.npy")).astype(np.float32)[:n_queries]
+        x, q = self.x, self.q
+        centres, assign, to_centre = kmeans(x, n_lists, 12, np.random.default_rng(0))
+        self.xn, self.qn = (x * x).sum(1), (q * q).sum(1)
+        self.probes = np.argsort(
+            self.qn[:, None] - 2 * q @ centres.T + (centres * centres).sum(1)[None], 1)[:, :n_probes]
+        self.stored = [np.where(assign == j)[0] for j in range(n_lists)]
+        self.central = [rows[np.argsort(to_centre[rows])] for rows in self.stored]
+        self.nf = [np.concatenate([c[:64], np.setdiff1d(s, c[:64], assume_unique=True)])
+                   for s, c in zip(self.stored, self.central)]
+
+    def distances(self, i, rows):
+        """Query i's distances to `rows` (`distances`)."""
+        return distances(self.x, self.xn, self.q, self.qn, i, rows)
+
+    def seeded(self, order, n_rows):
+        """The bound a seed gives query i: the k-th of its first probe's first `n_rows` rows
+        in `order`."""
+        def bound(i):
+            return np.sort(self.distances(i, order[self.probes[i, 0]][:n_rows]))[K - 1]
+        return bound
+
+
 def keeps(x, xn, q, qn, probes, order, first_bound):
     """Rows kept a query: `order[list]` the list's rows in scan order, `first_bound(i)` the
     bound query i starts with."""
@@ -75,19 +106,9 @@ def main():
     data, n_lists = sys.argv[1], int(sys.argv[2])
     n_probes = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     n_queries = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
-    x = np.load(os.path.join(data, "base.npy")).astype(np.float32)
-    q = np.load(os.path.join(data, "queries.npy")).astype(np.float32)[:n_queries]
-    centres, assign, to_centre = kmeans(x, n_lists, 12, np.random.default_rng(0))
-    xn, qn = (x * x).sum(1), (q * q).sum(1)
-    probes = np.argsort(qn[:, None] - 2 * q @ centres.T + (centres * centres).sum(1)[None], 1)[:, :n_probes]
-    stored = [np.where(assign == j)[0] for j in range(n_lists)]
-    central = [rows[np.argsort(to_centre[rows])] for rows in stored]
-
-    def seeded(order, n_rows):
-        def bound(i):
-            rows = order[probes[i, 0]][:n_rows]
-            return np.sort(distances(x, xn, q, qn, i, rows))[K - 1]
-        return bound
+    s = Setup(data, n_lists, n_probes, n_queries)
+    x, q, xn, qn, probes = s.x, s.q, s.xn, s.qn, s.probes
+    stored, central, nf, seeded = s.stored, s.central, s.nf, s.seeded
 
     none = lambda i: np.inf
     name = os.path.basename(data.rstrip("/"))
@@ -102,7 +123,6 @@ def main():
           f"{keeps(x, xn, q, qn, probes, central, seeded(central, 64)):.1f}")
     # nearest-first.patch's layout: each list's 64 rows nearest its centre first (nearest
     # first), the rest as stored; the seed reads the list's first n rows.
-    nf = [np.concatenate([c[:64], np.setdiff1d(s, c[:64], assume_unique=True)]) for s, c in zip(stored, central)]
     for n in (16, 32, 64, 128, 256):
         print(f"  nearest-first layout, seed from its first {n} rows: "
               f"{keeps(x, xn, q, qn, probes, nf, seeded(nf, n)):.1f}")

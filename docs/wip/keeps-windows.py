@@ -71,20 +71,7 @@ def keeps(x, xn, q, qn, probes, order, first_bound, mode):
                 near_kth = np.sort(scanned)[K - 1]
     return total / len(q)
 
-data, n_lists, n_probes, nq = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-x = np.load(os.path.join(data, "base.npy")).astype(np.float32)
-q = np.load(os.path.join(data, "queries.npy")).astype(np.float32)[:nq]
-centres, assign, to_centre = ks.kmeans(x, n_lists, 12, np.random.default_rng(0))
-xn, qn = (x * x).sum(1), (q * q).sum(1)
-probes = np.argsort(qn[:, None] - 2 * q @ centres.T + (centres * centres).sum(1)[None], 1)[:, :n_probes]
-stored = [np.where(assign == j)[0] for j in range(n_lists)]
-central = [rows[np.argsort(to_centre[rows])] for rows in stored]
-nf = [np.concatenate([c[:64], np.setdiff1d(s, c[:64], assume_unique=True)]) for s, c in zip(stored, central)]
-def seeded(order, n_rows):
-    def bound(i):
-        rows = order[probes[i, 0]][:n_rows]
-        return np.sort(ks.distances(x, xn, q, qn, i, rows))[K - 1]
-    return bound
-b = seeded(nf, int(os.environ.get("SEED", "128")))
+s = ks.Setup(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+b = s.seeded(s.nf, int(os.environ.get("SEED", "128")))
 for mode in os.environ.get("MODES", "step window firstk kth").split():
-    print(mode, f"{keeps(x, xn, q, qn, probes, nf, b, mode):.1f}", flush=True)
+    print(mode, f"{keeps(s.x, s.xn, s.q, s.qn, s.probes, s.nf, b, mode):.1f}", flush=True)
