@@ -5,6 +5,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# One clean build: incremental data would add gigabytes that a CI machine may not have.
+export CARGO_INCREMENTAL=0
 scripts/setup-cuda.sh
 # NVRTC and nvJitLink of several CUDA 13 releases, for the toolkit matrix test.
 scripts/setup-toolkit-matrix.sh
