@@ -25,7 +25,7 @@ command -v "$python" >/dev/null || { echo "setup-cuda: $python not found; instal
 echo "setup-cuda: installing ${wheels[*]} into $prefix" >&2
 rm -rf "$prefix"
 mkdir -p "$prefix"
-"$python" -m pip install --quiet --disable-pip-version-check --no-deps --no-compile --target "$prefix" "${wheels[@]}"
+"$python" -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps --no-compile --target "$prefix" "${wheels[@]}"
 for lib in libnvrtc.so.13 libnvrtc-builtins.so.13.0 libnvJitLink.so.13 libnvfatbin.so.13; do
   [[ -f "$prefix/nvidia/cu13/lib/$lib" ]] || { echo "setup-cuda: $lib missing after install" >&2; exit 1; }
 done

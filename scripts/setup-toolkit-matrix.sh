@@ -16,7 +16,7 @@ for v in "${releases[@]}"; do
   echo "setup-toolkit-matrix: installing NVRTC and nvJitLink $v into $dir" >&2
   rm -rf "$dir"
   mkdir -p "$dir"
-  "$python" -m pip install --quiet --disable-pip-version-check --no-deps --no-compile --target "$dir" \
+  "$python" -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps --no-compile --target "$dir" \
     "nvidia-cuda-nvrtc==$v" "nvidia-nvjitlink==$v"
   [[ -f "$dir/nvidia/cu13/lib/libnvrtc.so.13" && -f "$dir/nvidia/cu13/lib/libnvJitLink.so.13" ]] \
     || { echo "setup-toolkit-matrix: $v is incomplete after install" >&2; exit 1; }
