@@ -38,7 +38,20 @@ data, n_lists, n_probes, nq = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), i
 rng = np.random.default_rng(1)
 _s = ks.Setup(data, n_lists, n_probes, nq)
 x, xn, q, qn, probes, nf = _s.x, _s.xn, _s.q, _s.qn, _s.probes, _s.nf
-seed = np.array([_s.seeded(nf, SEED)(i) for i in range(nq)])
+# SEED_FORM=sub:M:N (sub-cluster seed): each list's rows k-means'd into M sub-clusters
+# (ROUNDS rounds, default 2) and stored grouped by them; a query's seed scores the rows of
+# the N sub-clusters of its first probe nearest it; the scan reads the grouped order.
+# SEED_FORM=sub:kd:N: the sub-clusters are compact 32-row groups (Setup.split_groups).
+SEED_FORM = os.environ.get("SEED_FORM", "")
+if SEED_FORM.startswith("sub:"):
+    _, m, n_sub = SEED_FORM.split(":")
+    subs = _s.split_groups() if m == "kd" else _s.subclusters(int(m), int(os.environ.get("ROUNDS", "2")))
+    nf = [order for order, _, _ in subs]
+    seed_of = _s.sub_seeded(subs, int(n_sub))
+    seed = np.array([seed_of(i) for i in range(nq)])
+    print(f"seed {SEED_FORM}: {np.mean(seed_of.rows):.0f} rows read a query", flush=True)
+else:
+    seed = np.array([_s.seeded(nf, SEED)(i) for i in range(nq)])
 # pairs of each list: (query, rank)
 by_list = [[] for _ in range(n_lists)]
 for i in range(nq):

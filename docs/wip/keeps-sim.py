@@ -72,6 +72,81 @@ class Setup:
         """Query i's distances to `rows` (`distances`)."""
         return distances(self.x, self.xn, self.q, self.qn, i, rows)
 
+    def subclusters(self, m, rounds, seed=2):
+        """Each list's rows k-means'd into about m sub-clusters (at least 32 rows each on
+        average; `rounds` rounds from m random rows) and stored grouped by sub-cluster, the
+        sub-clusters nearest the list's centre first: (order, sub-centres, starts) by list,
+        starts[j] the first position of sub-cluster j in order (and the end last)."""
+        rng = np.random.default_rng(seed)
+        out = []
+        for rows in self.stored:
+            x = self.x[rows]
+            mm = max(1, min(m, len(rows) // 32))
+            c = x[rng.choice(len(x), mm, replace=False)].copy() if len(rows) else x[:0]
+            xn = (x * x).sum(1)
+            for r in range(rounds + 1):
+                a = (xn[:, None] - 2 * x @ c.T + (c * c).sum(1)[None]).argmin(1) if len(rows) else np.zeros(0, int)
+                if r == rounds:
+                    break
+                for j in range(mm):
+                    if (a == j).any():
+                        c[j] = x[a == j].mean(0)
+            centre = x.mean(0) if len(rows) else None
+            rank = np.argsort(((c - centre) ** 2).sum(1)) if len(rows) else np.arange(mm)
+            where = np.empty(mm, int)
+            where[rank] = np.arange(mm)
+            order = np.argsort(where[a], kind="stable")
+            counts = np.bincount(where[a], minlength=mm)
+            out.append((rows[order], c[rank], np.concatenate([[0], np.cumsum(counts)])))
+        return out
+
+    def split_groups(self):
+        """Each list's rows cut into compact 32-row groups by recursive halving along the
+        principal direction (a k-d tree of 32-row leaves; every leaf but the last full),
+        the groups ordered as the tree's leaves: (order, group means, starts) by list, as
+        `subclusters` gives them."""
+        rng = np.random.default_rng(3)
+
+        def cut(x, idx):
+            if len(idx) <= 32:
+                return [idx]
+            part = x[idx] - x[idx].mean(0)
+            v = rng.standard_normal(x.shape[1]).astype(np.float32)
+            for _ in range(6):
+                v = part.T @ (part @ v)
+                v /= np.linalg.norm(v) + 1e-30
+            left = (len(idx) + 63) // 64 * 32   # a whole number of groups on the left
+            by = idx[np.argsort(part @ v, kind="stable")]
+            return cut(x, by[:left]) + cut(x, by[left:])
+
+        out = []
+        for rows in self.stored:
+            x = self.x[rows]
+            leaves = cut(x, np.arange(len(rows))) if len(rows) else []
+            order = np.concatenate(leaves) if leaves else np.zeros(0, int)
+            c = np.stack([x[l].mean(0) for l in leaves]) if leaves else np.zeros((0, x.shape[1]), np.float32)
+            starts = np.concatenate([[0], np.cumsum([len(l) for l in leaves])]).astype(int)
+            out.append((rows[order], c, starts))
+        return out
+
+    def sub_seeded(self, subs, n_sub):
+        """The bound a sub-cluster seed gives query i: the k-th of the rows of the n_sub
+        sub-clusters of its first probe nearest the query, read in whole 32-row groups of
+        the grouped order; also the rows it reads (`bound.rows`, a list)."""
+        read = []
+
+        def bound(i):
+            order, c, starts = subs[self.probes[i, 0]]
+            pick = np.argsort(((c - self.q[i]) ** 2).sum(1))[:n_sub]
+            take = np.zeros(len(order), bool)
+            for j in pick:
+                take[starts[j] // 32 * 32:(starts[j + 1] + 31) // 32 * 32] = True
+            read.append(int(take.sum()))
+            d = np.sort(self.distances(i, order[take]))
+            return d[K - 1] if len(d) >= K else np.inf
+        bound.rows = read
+        return bound
+
     def seeded(self, order, n_rows):
         """The bound a seed gives query i: the k-th of its first probe's first `n_rows` rows
         in `order`."""
