@@ -2,10 +2,10 @@
 //! host index, or laid out on the device from rows already there (kernels/layout.cu),
 //! with every row's squared norm beside them (kernels/row_norms.cu).
 
-use ltokit::launch::{CudaSlice, CudaView, Elem, Extent, Gpu, Launch, LaunchConfig, Param};
+use ltokit::launch::{CudaSlice, CudaView, Elem, Extent, Gpu, Launch, Param};
 use ltokit::{Error, Result};
 
-use super::{nonempty, warp_per_row, IvfGpu, KernelSpec};
+use super::{grid_stride, nonempty, warp_per_row, IvfGpu, KernelSpec};
 use crate::data::{DType, Matrix};
 use crate::index::{veclen, IvfIndex, Placement};
 use crate::metric::Metric;
@@ -261,11 +261,7 @@ fn row_norms(
     let kernel = engine
         .kernels
         .kernel(&spec.plan, spec.signature, spec.shared)?;
-    let cfg = LaunchConfig {
-        grid_dim: (padded_rows.div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = grid_stride(padded_rows);
     let (rows_i, dim_i, veclen_i) = (padded_rows as i64, dim as i32, veclen as i32);
     let integer_i = i32::from(dtype.size() == 1);
     let launch = Launch::on(gpu.stream(), &kernel, cfg)

@@ -343,11 +343,16 @@ impl IvfGpu {
 }
 
 /// The launch of a kernel that gives each of `rows` rows a warp (kmeans.cu, train_rows.cu,
-/// layout.cu: blocks of 256 threads, at most 16 blocks for each of 132 SMs, the warps
-/// striding over the rest).
+/// layout.cu), as [`grid_stride`] launches its threads.
 fn warp_per_row(rows: usize) -> LaunchConfig {
+    grid_stride(rows * 32)
+}
+
+/// The launch of a kernel whose `threads` threads stride over their work: blocks of 256
+/// threads, at most 16 blocks for each of 132 SMs, the threads striding over the rest.
+fn grid_stride(threads: usize) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: ((rows * 32).div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
+        grid_dim: (threads.div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     }
