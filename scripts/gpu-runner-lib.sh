@@ -11,6 +11,11 @@
 #                             scripts/gpu-ab.sh of the builds (SETS, ROUNDS from the caller's
 #                             environment) for at most SECONDS, then its summary against the
 #                             first build into W/summary.txt and OUT/ab-summary.txt
+#   cuvs_beside UNTIL BUILD...
+#                             scripts/gpu-bench-vs-cuvs.sh: the builds beside cuVS on every
+#                             bench set at batch 10,000 until UNTIL − 40 s of the call, each
+#                             build's summary into OUT/b10k-BUILD.md (the cuVS wheel must be
+#                             in place: runner.sh's chunk calls)
 #   bench_args BUILD SET LISTS PROBES
 #                             one `ltokit ivf bench` of SET at batch 10,000 (its arguments)
 #   timeline BUILD SET LISTS PROBES UNTIL
@@ -53,6 +58,16 @@ ab_against() {
   echo "ab at $SECONDS s" >> "$W/times.txt"
   python3 scripts/ab-summary.py "$W/ab" "$1" > "$W/summary.txt" 2>&1
   cp "$W/summary.txt" "$OUT/ab-summary.txt"
+}
+
+cuvs_beside() {
+  local until=$1 sets="images:256:2,5,10,20 lowdim-i8:1024:10,20,50 lowdim:1024:10,20,50 lowdim-f16:1024:10,20,50 wide-i8:512:10,20,50"
+  shift
+  # shellcheck disable=SC2086 # the sets are words
+  BUILDS="$*" SCANS=auto BATCH=10000 timeout $((until - 40 - SECONDS)) bash scripts/gpu-bench-vs-cuvs.sh "$W/b10k" $sets \
+    > "$W/b10k.log" 2>&1
+  echo "cuvs rc $? at $SECONDS s" >> "$W/times.txt"
+  for x in "$@"; do cp "$W/b10k/$x/summary.md" "$OUT/b10k-$x.md" 2>/dev/null; done
 }
 
 bench_args() {

@@ -22,14 +22,7 @@ warm_test_cache ts ${WARM:-75}
 SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-ts $W $((L * 70 / 100)) \
   list_major_tiles list_major_bounds_seeded small_batches_cut_long_lists list_major_lists_longer \
   every_variant_matches_the_cpu_reference eight_bit_distances device_resident
-if [ "${CUVS:-1}" = 1 ]; then
-  sets="images:256:2,5,10,20 lowdim-i8:1024:10,20,50 lowdim:1024:10,20,50 lowdim-f16:1024:10,20,50 wide-i8:512:10,20,50"
-  # shellcheck disable=SC2086 # the sets are words
-  BUILDS="cand ts" SCANS=auto BATCH=10000 timeout $((L - 40 - SECONDS)) bash scripts/gpu-bench-vs-cuvs.sh $W/b10k $sets \
-    > $W/b10k.log 2>&1
-  echo "cuvs rc $? at $SECONDS s" >> $W/times.txt
-  for x in cand ts; do cp $W/b10k/$x/summary.md $OUT/b10k-$x.md 2>/dev/null; done
-fi
+[ "${CUVS:-1}" = 1 ] && cuvs_beside "$L" cand ts
 timeline ts images 256 2 $((L - 20))
 timeline ts lowdim-i8 1024 10 "$L"
 runner_finish

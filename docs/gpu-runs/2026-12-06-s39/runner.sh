@@ -44,14 +44,7 @@ SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-sk $W $((L * ${SK_PCT:-66} 
   list_major_tiles eight_bit_distances
 SINCE=$SECONDS bash scripts/gpu-tests.sh $b/test-ivf-goff $W $((L * ${GOFF_PCT:-75} / 100)) \
   list_major_tiles small_batches_cut_long_lists device_resident
-if [ "${CUVS:-1}" = 1 ]; then
-  sets="images:256:2,5,10,20 lowdim-i8:1024:10,20,50 lowdim:1024:10,20,50 lowdim-f16:1024:10,20,50 wide-i8:512:10,20,50"
-  # shellcheck disable=SC2086 # the sets are words
-  BUILDS="prev cand" SCANS=auto BATCH=10000 timeout $((L - 40 - SECONDS)) bash scripts/gpu-bench-vs-cuvs.sh $W/b10k $sets \
-    > $W/b10k.log 2>&1
-  echo "cuvs rc $? at $SECONDS s" >> $W/times.txt
-  for x in prev cand; do cp $W/b10k/$x/summary.md $OUT/b10k-$x.md 2>/dev/null; done
-fi
+[ "${CUVS:-1}" = 1 ] && cuvs_beside "$L" prev cand
 timeline cand images 256 2 $((L - 20))
 timeline goff lowdim-i8 1024 10 "$L"
 runner_finish
