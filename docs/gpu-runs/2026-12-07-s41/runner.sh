@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Session 41's runner: session 40's 1-gseed.sh (main, `cand`, against gseed:
+# docs/wip/group-seed.patch) in one call with cuVS beside both when the cuVS wheel chunks
+# are in /root/cuvs (15 calls of `mkdir -p /root/cuvs && cp cuvs-chunks/pNN /root/cuvs/`,
+# each carrying its chunk, on the same warm machine first), and an ncu timeline of gseed on
+# lowdim-i8 × 10 (its seed's µs against its scan's). The builds: dev's gpu-run/bins.tar.xz,
+# made as 1-gseed.sh's header says. LIMIT (default 560) bounds the call.
+set -u
+. scripts/gpu-runner-lib.sh
+runner_start /tmp/s41
+L=${LIMIT:-560}
+b=gpu-run/bin
+SETS="lowdim-i8 images lowdim-f16 wide-i8" ROUNDS=${ROUNDS:-2} ab_against $((L * ${AB_PCT:-36} / 100)) cand gseed
+SINCE=$SECONDS MIN_LEFT=10 bash scripts/gpu-tests.sh $b/test-ivf-gseed $W $((L * ${TEST_PCT:-68} / 100)) \
+  list_major_bounds_seeded an_index_built_on_the_device device_resident list_major_tiles
+if [ -f /root/cuvs/p14 ] && [ "${CUVS:-1}" = 1 ]; then cuvs_beside $((L - 30)) cand gseed; fi
+timeline gseed lowdim-i8 1024 10 $((L - 12))
+timeline cand lowdim-i8 1024 10 "$L"
+runner_finish
