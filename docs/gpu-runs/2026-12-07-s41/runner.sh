@@ -4,16 +4,25 @@
 # are in /root/cuvs (15 calls of `mkdir -p /root/cuvs && cp cuvs-chunks/pNN /root/cuvs/`,
 # each carrying its chunk, on the same warm machine first), and an ncu timeline of gseed on
 # lowdim-i8 × 10 (its seed's µs against its scan's). The builds: dev's gpu-run/bins.tar.xz,
-# made as 1-gseed.sh's header says. LIMIT (default 560) bounds the call.
+# made as 1-gseed.sh's header says, and gsk:
+#   bash scripts/gpu-build-variants.sh gsk=docs/wip/group-seed.patch+docs/wip/gseed-bytes-knob.patch
+# LIMIT (default 560) bounds the call; BUILDS (default "gseed gs12k gs24k") the A/B's
+# builds beside cand.
 set -u
 . scripts/gpu-runner-lib.sh
 runner_start /tmp/s41
 L=${LIMIT:-560}
 b=gpu-run/bin
-SETS="lowdim-i8 images lowdim-f16 wide-i8" ROUNDS=${ROUNDS:-2} ab_against $((L * ${AB_PCT:-36} / 100)) cand gseed
+# gsk: gseed with the seed's bytes a knob (docs/wip/gseed-bytes-knob.patch; its default,
+# 16 KiB, is gseed with the branch's faster compact_group_order): 3 groups of i8 × 128
+# (12 KiB), 6 (24 KiB; 3 groups of f16 × 128).
+env_build gs12k gsk LTOKIT_WIP_SEED_BYTES=12288
+env_build gs24k gsk LTOKIT_WIP_SEED_BYTES=24576
+# shellcheck disable=SC2086 # the builds are words
+SETS="lowdim-i8 images lowdim-f16 wide-i8" ROUNDS=${ROUNDS:-2} ab_against $((L * ${AB_PCT:-36} / 100)) cand ${BUILDS:-gseed gs12k gs24k}
 SINCE=$SECONDS MIN_LEFT=10 bash scripts/gpu-tests.sh $b/test-ivf-gseed $W $((L * ${TEST_PCT:-68} / 100)) \
   list_major_bounds_seeded an_index_built_on_the_device device_resident list_major_tiles
-if [ -f /root/cuvs/p14 ] && [ "${CUVS:-1}" = 1 ]; then cuvs_beside $((L - 30)) cand gseed; fi
+if [ -f /root/cuvs/p14 ] && [ "${CUVS:-1}" = 1 ]; then cuvs_beside $((L - 30)) cand gsk; fi
 timeline gseed lowdim-i8 1024 10 $((L - 12))
 timeline cand lowdim-i8 1024 10 "$L"
 runner_finish
