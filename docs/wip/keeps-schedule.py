@@ -42,14 +42,25 @@ x, xn, q, qn, probes, nf = _s.x, _s.xn, _s.q, _s.qn, _s.probes, _s.nf
 # (ROUNDS rounds, default 2) and stored grouped by them; a query's seed scores the rows of
 # the N sub-clusters of its first probe nearest it; the scan reads the grouped order.
 # SEED_FORM=sub:kd:N: the sub-clusters are compact 32-row groups (Setup.split_groups).
+# SEED_FORM=none / none:kd: no seed, nearest-first lists / compact groups.
+# HEAD=64 (with kd): each list's 64 rows nearest its centre first, compact groups after.
+# SPREAD=1 (with kd): the groups (after the head) in bit-reversed leaf order.
 SEED_FORM = os.environ.get("SEED_FORM", "")
+SPREAD = os.environ.get("SPREAD", "") == "1"
 if SEED_FORM.startswith("sub:"):
     _, m, n_sub = SEED_FORM.split(":")
-    subs = _s.split_groups() if m == "kd" else _s.subclusters(int(m), int(os.environ.get("ROUNDS", "2")))
+    head = int(os.environ.get("HEAD", "0"))
+    subs = _s.split_groups(head, SPREAD) if m == "kd" else _s.subclusters(int(m), int(os.environ.get("ROUNDS", "2")))
     nf = [order for order, _, _ in subs]
     seed_of = _s.sub_seeded(subs, int(n_sub))
     seed = np.array([seed_of(i) for i in range(nq)])
     print(f"seed {SEED_FORM}: {np.mean(seed_of.rows):.0f} rows read a query", flush=True)
+elif SEED_FORM.startswith("none"):
+    # SEED_FORM=none (unseeded, nearest-first lists) or none:kd (unseeded, compact groups):
+    # what the list order alone does to a batch that does not seed (f32, images × 2).
+    if SEED_FORM == "none:kd":
+        nf = [order for order, _, _ in _s.split_groups(int(os.environ.get("HEAD", "0")), SPREAD)]
+    seed = np.full(nq, np.inf)
 else:
     seed = np.array([_s.seeded(nf, SEED)(i) for i in range(nq)])
 # pairs of each list: (query, rank)

@@ -100,11 +100,13 @@ class Setup:
             out.append((rows[order], c[rank], np.concatenate([[0], np.cumsum(counts)])))
         return out
 
-    def split_groups(self):
+    def split_groups(self, head=0, spread=False):
         """Each list's rows cut into compact 32-row groups by recursive halving along the
         principal direction (a k-d tree of 32-row leaves; every leaf but the last full),
         the groups ordered as the tree's leaves: (order, group means, starts) by list, as
-        `subclusters` gives them."""
+        `subclusters` gives them. head > 0 (a multiple of 32): the list's `head` rows
+        nearest its centre first, in groups of 32, and only the rest cut so. spread: the
+        groups after the head in bit-reversed leaf order."""
         rng = np.random.default_rng(3)
 
         def cut(x, idx):
@@ -120,9 +122,23 @@ class Setup:
             return cut(x, by[:left]) + cut(x, by[left:])
 
         out = []
-        for rows in self.stored:
+        for li, rows in enumerate(self.stored):
             x = self.x[rows]
-            leaves = cut(x, np.arange(len(rows))) if len(rows) else []
+            if head and len(rows) > head:
+                pos = {r: j for j, r in enumerate(rows)}
+                first = np.array([pos[r] for r in self.central[li][:head]])
+                rest = np.setdiff1d(np.arange(len(rows)), first)
+                leaves = [first[j:j + 32] for j in range(0, head, 32)] + cut(x, rest)
+            else:
+                leaves = cut(x, np.arange(len(rows))) if len(rows) else []
+            if spread:
+                # The tree's leaves (after the head's) in bit-reversed order: consecutive
+                # groups from far parts of the list, as a running bound wants them.
+                h = head // 32 if head and len(rows) > head else 0
+                rest = leaves[h:]
+                bits = max(1, (len(rest) - 1).bit_length())
+                key = [int(format(j, f"0{bits}b")[::-1], 2) for j in range(len(rest))]
+                leaves = leaves[:h] + [rest[j] for j in np.argsort(key, kind="stable")]
             order = np.concatenate(leaves) if leaves else np.zeros(0, int)
             c = np.stack([x[l].mean(0) for l in leaves]) if leaves else np.zeros((0, x.shape[1]), np.float32)
             starts = np.concatenate([[0], np.cumsum([len(l) for l in leaves])]).astype(int)

@@ -4,10 +4,16 @@
 # are in /root/cuvs (15 calls of `mkdir -p /root/cuvs && cp cuvs-chunks/pNN /root/cuvs/`,
 # each carrying its chunk, on the same warm machine first), and an ncu timeline of gseed on
 # lowdim-i8 × 10 (its seed's µs against its scan's). The builds: dev's gpu-run/bins.tar.xz,
-# made as 1-gseed.sh's header says, and gsk:
+# made as 1-gseed.sh's header says, and gsk and gsh:
 #   bash scripts/gpu-build-variants.sh gsk=docs/wip/group-seed.patch+docs/wip/gseed-bytes-knob.patch
-# LIMIT (default 560) bounds the call; BUILDS (default "gseed gs12k gs24k") the A/B's
-# builds beside cand.
+#   TESTS=1 bash scripts/gpu-build-variants.sh gsh=docs/wip/group-seed-head.patch
+# gsh (group-seed-head.patch, branch gseedh): gseed with each list's 64 rows nearest its
+# centre first and the compact groups after them in bit-reversed leaf order, so that
+# batches that do not seed (f32, the images) lose little of the nearest-first lists' early
+# bounds (the model: images × 2 unseeded keep 172.0 rows a query against main's 165.0 and
+# gseed's 211.5).
+# LIMIT (default 560) bounds the call; BUILDS (default "gseed gsh gs12k gs24k") the A/B's
+# builds beside cand; TESTS_OF (default gsh) whose GPU tests run.
 set -u
 . scripts/gpu-runner-lib.sh
 runner_start /tmp/s41
@@ -21,10 +27,10 @@ b=gpu-run/bin
 env_build gs12k gsk LTOKIT_WIP_SEED_BYTES=12288
 env_build gs24k gsk LTOKIT_WIP_SEED_BYTES=24576
 # shellcheck disable=SC2086 # the builds are words
-SETS="${SETS:-lowdim-i8 images lowdim-f16 lowdim wide-i8}" ROUNDS=${ROUNDS:-2} ab_against $((L * ${AB_PCT:-36} / 100)) cand ${BUILDS:-gseed gs12k gs24k}
-SINCE=$SECONDS MIN_LEFT=10 bash scripts/gpu-tests.sh $b/test-ivf-gseed $W $((L * ${TEST_PCT:-68} / 100)) \
+SETS="${SETS:-lowdim-i8 images lowdim-f16 lowdim wide-i8}" ROUNDS=${ROUNDS:-2} ab_against $((L * ${AB_PCT:-36} / 100)) cand ${BUILDS:-gseed gsh gs12k gs24k}
+SINCE=$SECONDS MIN_LEFT=10 bash scripts/gpu-tests.sh $b/test-ivf-${TESTS_OF:-gsh} $W $((L * ${TEST_PCT:-68} / 100)) \
   list_major_bounds_seeded an_index_built_on_the_device device_resident list_major_tiles
-if [ -f /root/cuvs/p14 ] && [ "${CUVS:-1}" = 1 ]; then cuvs_beside $((L - 30)) cand gsk; fi
-timeline gseed lowdim-i8 1024 10 $((L - 12))
+if [ -f /root/cuvs/p14 ] && [ "${CUVS:-1}" = 1 ]; then cuvs_beside $((L - 30)) cand gsh gsk; fi
+timeline gsh lowdim-i8 1024 10 $((L - 12))
 timeline cand lowdim-i8 1024 10 "$L"
 runner_finish
