@@ -47,10 +47,10 @@ x, xn, q, qn, probes, nf = _s.x, _s.xn, _s.q, _s.qn, _s.probes, _s.nf
 # SPREAD=1 (with kd): the groups (after the head) in bit-reversed leaf order.
 SEED_FORM = os.environ.get("SEED_FORM", "")
 SPREAD = os.environ.get("SPREAD", "") == "1"
+HEAD = int(os.environ.get("HEAD", "0"))
 if SEED_FORM.startswith("sub:"):
     _, m, n_sub = SEED_FORM.split(":")
-    head = int(os.environ.get("HEAD", "0"))
-    subs = _s.split_groups(head, SPREAD) if m == "kd" else _s.subclusters(int(m), int(os.environ.get("ROUNDS", "2")))
+    subs = _s.split_groups(HEAD, SPREAD) if m == "kd" else _s.subclusters(int(m), int(os.environ.get("ROUNDS", "2")))
     nf = [order for order, _, _ in subs]
     seed_of = _s.sub_seeded(subs, int(n_sub))
     seed = np.array([seed_of(i) for i in range(nq)])
@@ -59,7 +59,7 @@ elif SEED_FORM.startswith("none"):
     # SEED_FORM=none (unseeded, nearest-first lists) or none:kd (unseeded, compact groups):
     # what the list order alone does to a batch that does not seed (f32, images × 2).
     if SEED_FORM == "none:kd":
-        nf = [order for order, _, _ in _s.split_groups(int(os.environ.get("HEAD", "0")), SPREAD)]
+        nf = [order for order, _, _ in _s.split_groups(HEAD, SPREAD)]
     seed = np.full(nq, np.inf)
 else:
     seed = np.array([_s.seeded(nf, SEED)(i) for i in range(nq)])

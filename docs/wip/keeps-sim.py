@@ -125,8 +125,7 @@ class Setup:
         for li, rows in enumerate(self.stored):
             x = self.x[rows]
             if head and len(rows) > head:
-                pos = {r: j for j, r in enumerate(rows)}
-                first = np.array([pos[r] for r in self.central[li][:head]])
+                first = np.searchsorted(rows, self.central[li][:head])  # rows: ascending
                 rest = np.setdiff1d(np.arange(len(rows)), first)
                 leaves = [first[j:j + 32] for j in range(0, head, 32)] + cut(x, rest)
             else:
