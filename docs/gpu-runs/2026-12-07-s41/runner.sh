@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Session 41's runner: session 40's 1-gseed.sh (main, `cand`, against gseed:
 # docs/wip/group-seed.patch) in one call with cuVS beside both when the cuVS wheel chunks
-# are in /root/cuvs (15 calls of `mkdir -p /root/cuvs && cp cuvs-chunks/pNN /root/cuvs/`,
-# each carrying its chunk, on the same warm machine first), and an ncu timeline of gseed on
-# lowdim-i8 × 10 (its seed's µs against its scan's). The builds: dev's gpu-run/bins.tar.xz,
+# are in /root/cuvs (8 calls of `mkdir -p /root/cuvs && cp cuvs-chunks/pNN cuvs-chunks/pMM
+# /root/cuvs/`, each carrying its two chunks, on the same warm machine first: README.md),
+# and ncu timelines of gsh and cand on lowdim-i8 × 10 (the seed's µs against the scan's). The builds: dev's gpu-run/bins.tar.xz,
 # made as 1-gseed.sh's header says, and gsk and gsh:
 #   bash scripts/gpu-build-variants.sh gsk=docs/wip/group-seed.patch+docs/wip/gseed-bytes-knob.patch
 #   TESTS=1 bash scripts/gpu-build-variants.sh gsh=docs/wip/group-seed-head.patch
