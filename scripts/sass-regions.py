@@ -5,13 +5,15 @@ the executed instructions, the most executions of one of its instructions (loops
 there), and its commonest opcodes — which phase of a kernel between two barriers costs
 what.
 
-usage: scripts/sass-regions.py SASS.csv
+usage: scripts/sass-regions.py SASS.csv[.xz]   (logs over 50 KB are kept xz-compressed)
 """
 import collections
 import csv
+import lzma
 import sys
 
-rows = list(csv.reader(open(sys.argv[1])))
+path = sys.argv[1]
+rows = list(csv.reader((lzma.open if path.endswith(".xz") else open)(path, "rt")))
 header = rows[1]
 ix = {n: i for i, n in enumerate(header)}
 seq = [

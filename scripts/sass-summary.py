@@ -3,11 +3,11 @@
 stall reasons over all samples, samples and executed instructions by opcode, and with a
 count N the N hottest instructions with their two main stall reasons.
 
-usage: scripts/sass-summary.py SASS.csv [N]
+usage: scripts/sass-summary.py SASS.csv[.xz] [N]   (logs over 50 KB are kept xz-compressed)
 """
-import csv, sys, collections, re
+import csv, sys, collections, re, lzma
 f = sys.argv[1]
-rows = list(csv.reader(open(f)))
+rows = list(csv.reader((lzma.open if f.endswith('.xz') else open)(f, 'rt')))
 h = rows[1]; data = rows[2:]
 ix = {n:i for i,n in enumerate(h)}
 stalls = [n for n in h if n.startswith('stall_') and 'Not Issued' not in n]
