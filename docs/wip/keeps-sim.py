@@ -134,10 +134,10 @@ class Setup:
                 # The tree's leaves (after the head's) in bit-reversed order: consecutive
                 # groups from far parts of the list, as a running bound wants them.
                 h = head // 32 if head and len(rows) > head else 0
-                rest = leaves[h:]
-                bits = max(1, (len(rest) - 1).bit_length())
-                key = [int(format(j, f"0{bits}b")[::-1], 2) for j in range(len(rest))]
-                leaves = leaves[:h] + [rest[j] for j in np.argsort(key, kind="stable")]
+                tail = leaves[h:]
+                bits = max(1, (len(tail) - 1).bit_length())
+                key = [int(format(j, f"0{bits}b")[::-1], 2) for j in range(len(tail))]
+                leaves = leaves[:h] + [tail[j] for j in np.argsort(key, kind="stable")]
             order = np.concatenate(leaves) if leaves else np.zeros(0, int)
             c = np.stack([x[l].mean(0) for l in leaves]) if leaves else np.zeros((0, x.shape[1]), np.float32)
             starts = np.concatenate([[0], np.cumsum([len(l) for l in leaves])]).astype(int)
