@@ -7,7 +7,7 @@ runner_start /tmp/s43
 L=${LIMIT:-575}
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader > "$W/gpu.txt"
 bench_arg_build ph2 cand --phases always
-SETS="lowdim-i8 images lowdim-f16 lowdim wide-i8" ROUNDS=${ROUNDS:-2} ab_against ${AB:-220} cand gsho ts48 krn rbs ph2
+SETS="lowdim-i8 images lowdim-f16 lowdim wide-i8" ROUNDS=${ROUNDS:-2} ab_against ${AB:-220} ${BUILDS:-cand gsho ts48 krn rbs ph2}
 timeline ts48 lowdim-i8 1024 10 $((SECONDS + 30))
 timeline cand lowdim-i8 1024 10 $((SECONDS + 30))
 if [ "${TESTS:-1}" = 1 ]; then
