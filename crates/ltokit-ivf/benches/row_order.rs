@@ -30,7 +30,7 @@ fn main() -> ltokit::Result<()> {
         best = best.min(t.elapsed());
         assert_eq!(order.len(), rows);
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = ltokit::parallel::threads(0, usize::MAX);
     println!("row_order: {rows} × {dim} i8 rows, {lists} lists, {threads} threads: {best:?} (fastest of 5)");
     Ok(())
 }

@@ -102,7 +102,7 @@ pub fn row_order(
         )));
     }
     let mut to_centre = vec![0f32; base.rows];
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = ltokit::parallel::threads(0, base.rows);
     let per_thread = base.rows.div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         for (part, scores) in to_centre.chunks_mut(per_thread).enumerate() {

@@ -53,7 +53,7 @@ pub fn training_set(base: &Matrix, params: &KMeansParams, metric: Metric) -> Vec
     let dim = base.dim.max(1);
     let mut out = vec![0f32; rows.len() * dim];
     // Converted on all cores: a few hundred MB for a million-row base.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = ltokit::parallel::threads(0, rows.len());
     let per_thread = rows.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         for (chunk, part) in rows

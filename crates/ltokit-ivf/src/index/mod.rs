@@ -343,9 +343,7 @@ impl IvfIndex {
             work.push((list, d, i));
             offset += rows;
         }
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(work.len().max(1));
+        let threads = ltokit::parallel::threads(0, work.len());
         let per_thread = work.len().div_ceil(threads).max(1);
         std::thread::scope(|scope| {
             for chunk in work.chunks_mut(per_thread) {
