@@ -16,4 +16,4 @@
 #     probes found apart)
 #   BUILD=gsho LIMIT=450 TEST_NAMES="an_index_built_on_the_device device_resident list_major_bounds_seeded" bash docs/gpu-runs/2026-12-07-s43/tests.sh
 set -u
-TESTS=0 exec bash docs/gpu-runs/2026-12-07-s43/runner.sh
+exec bash docs/gpu-runs/2026-12-07-s43/runner.sh
