@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# GPU tests of BUILD (gpu-run/bin/test-ivf-BUILD) after warming its kernel cache, on the warm
+# machine after the A/B (session 44 ab.sh); TEST_NAMES picks the tests, LIMIT (default 400) bounds the call.
+set -u
+. scripts/gpu-runner-lib.sh
+runner_start /tmp/s44b
+L=${LIMIT:-400}
+b=${BUILD:?BUILD}
+nvidia-smi --query-gpu=name --format=csv,noheader > "$W/gpu.txt"
+warm_test_cache "$b" 100
+SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh gpu-run/bin/test-ivf-$b "$W" "$L" ${TEST_NAMES:-list_major_tiles list_major_bounds_seeded an_index_built_on_the_device device_resident}
+cat "$W/gpu.txt"
+runner_finish
