@@ -70,6 +70,24 @@ __device__ __forceinline__ unsigned select_sort_lanes(unsigned key, int lane) {
 // +1.8 %) and the images' 256 lost a little at 10 / 20 probes (−0.5 / −1.3 %).
 #define SELECT_RANKED_MIN_CENTERS 256
 
+// Where a query's probes go: its row of `out`, and — where `counts` is given (the
+// list-major scan's grouping, kernels/group.cu: 2 × n_centers counters, zeroed by the
+// host) — each probe counted in its list's pairs, and a first probe (slot 0) also in the
+// list's first probes, as ivf_group_count_kernel would count it: the grouping then skips
+// that kernel. Each slot is written once.
+struct SelectOut {
+    long long* out;
+    int* counts;
+    int n_centers;
+};
+__device__ __forceinline__ void select_put(const SelectOut& o, int j, int c) {
+    o.out[j] = c;
+    if (o.counts != nullptr) {
+        atomicAdd(&o.counts[c], 1);
+        if (j == 0) atomicAdd(&o.counts[o.n_centers + c], 1);
+    }
+}
+
 // The row's n_probes best centres, best first, into `out`, where at most SELECT_RANKED of
 // its scores are at or under `bound` (the caller's bound, at least the n_probes-th
 // smallest; `v`: the lane's chunks of the row, NaN past it): those candidates go into
@@ -80,7 +98,7 @@ __device__ __forceinline__ unsigned select_sort_lanes(unsigned key, int lane) {
 // where there are more candidates; the caller offers them.
 template <int ROW_CHUNKS>
 __device__ __forceinline__ bool select_ranked(const float (&v)[ROW_CHUNKS], const float* row, float bound, int n_probes,
-                                              int lane, unsigned* cand_key, int* cand_c, long long* out) {
+                                              int lane, unsigned* cand_key, int* cand_c, const SelectOut& out) {
     unsigned mask = 0;
     #pragma unroll
     for (int j = 0; j < ROW_CHUNKS; ++j) mask |= (v[j] <= bound ? 1u : 0u) << j;
@@ -110,10 +128,10 @@ __device__ __forceinline__ bool select_ranked(const float (&v)[ROW_CHUNKS], cons
         r0 += k < k0 || (k == k0 && c < c0);
         r1 += k < k1 || (k == k1 && c < c1);
     }
-    if (lane < total && r0 < n_probes) out[r0] = c0;
-    if (lane + 32 < total && r1 < n_probes) out[r1] = c1;
+    if (lane < total && r0 < n_probes) select_put(out, r0, c0);
+    if (lane + 32 < total && r1 < n_probes) select_put(out, r1, c1);
     // Fewer candidates than probes (fewer centres): the rest is centre 0, as the offers leave it.
-    for (int j = total + lane; j < n_probes; j += 32) out[j] = 0;
+    for (int j = total + lane; j < n_probes; j += 32) select_put(out, j, 0);
     __syncwarp();
     return true;
 }
@@ -150,7 +168,8 @@ __host__ __device__ constexpr int select_warps() { return 8 * CAP * 8 <= 48 * 10
 
 template <int CAP, int ROW_CHUNKS>
 __device__ __forceinline__ void ivf_coarse_select_body(
-    const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes)
+    const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes,
+    int* __restrict__ counts)
 {
     constexpr int M = CAP <= 32 ? 1 : CAP / 32;
     constexpr int WARPS = select_warps<CAP>();
@@ -191,7 +210,7 @@ __device__ __forceinline__ void ivf_coarse_select_body(
             for (int j = 1; j < ROW_CHUNKS; ++j) lane_min = fminf(lane_min, v[j]);
             bound = topk_key_score(
                 __shfl_sync(IVF_FULL, select_sort_lanes(topk_score_key(lane_min), lane), n_probes - 1));
-            long long* out = out_probes + (long long)q * n_probes;
+            const SelectOut out = {out_probes + (long long)q * n_probes, counts, n_centers};
             if (select_ranked(v, row, bound, n_probes, lane, cand_key + warp * SELECT_RANKED,
                               cand_c + warp * SELECT_RANKED, out))
                 return;
@@ -215,14 +234,15 @@ __device__ __forceinline__ void ivf_coarse_select_body(
     }
     if (CAP <= 32 && lane < n_probes) id[lane] = rid;
     __syncwarp();
-    long long* out = out_probes + (long long)q * n_probes;
-    for (int j = lane; j < n_probes; j += 32) out[j] = id[j] >= 0 ? id[j] : 0;
+    const SelectOut out = {out_probes + (long long)q * n_probes, counts, n_centers};
+    for (int j = lane; j < n_probes; j += 32) select_put(out, j, id[j] >= 0 ? id[j] : 0);
 }
 
 #define IVF_COARSE_SELECT_KERNEL(CAP)                                                          \
     extern "C" __global__ void __launch_bounds__(256) ivf_coarse_select_c##CAP##_kernel(      \
-        const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes) { \
-        ivf_coarse_select_body<CAP, 0>(scores, nq, n_centers, n_probes, out_probes);           \
+        const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes, \
+        int count_pairs, int* __restrict__ counts) { \
+        ivf_coarse_select_body<CAP, 0>(scores, nq, n_centers, n_probes, out_probes, count_pairs ? counts : nullptr);           \
     }
 IVF_FOR_EACH_CAPACITY(IVF_COARSE_SELECT_KERNEL)
 
@@ -231,8 +251,9 @@ IVF_FOR_EACH_CAPACITY(IVF_COARSE_SELECT_KERNEL)
 #define SELECT_ROW_CHUNKS 32
 #define IVF_COARSE_SELECT_ROWS_KERNEL(CAP)                                                     \
     extern "C" __global__ void __launch_bounds__(256) ivf_coarse_select_rows_c##CAP##_kernel( \
-        const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes) { \
-        ivf_coarse_select_body<CAP, SELECT_ROW_CHUNKS>(scores, nq, n_centers, n_probes, out_probes); \
+        const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes, \
+        int count_pairs, int* __restrict__ counts) { \
+        ivf_coarse_select_body<CAP, SELECT_ROW_CHUNKS>(scores, nq, n_centers, n_probes, out_probes, count_pairs ? counts : nullptr); \
     }
 IVF_COARSE_SELECT_ROWS_KERNEL(1) IVF_COARSE_SELECT_ROWS_KERNEL(2) IVF_COARSE_SELECT_ROWS_KERNEL(4)
 IVF_COARSE_SELECT_ROWS_KERNEL(8) IVF_COARSE_SELECT_ROWS_KERNEL(16) IVF_COARSE_SELECT_ROWS_KERNEL(32)
@@ -259,7 +280,8 @@ __device__ __forceinline__ void select_order(SelectKey& a, SelectKey& b) {
 
 template <int CAP>
 __device__ __forceinline__ void ivf_coarse_select_short_body(
-    const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes)
+    const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes,
+    int* __restrict__ counts)
 {
     static_assert(CAP <= SELECT_SHORT_CHUNKS, "a lane gives at most its eight centres");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -301,13 +323,15 @@ __device__ __forceinline__ void ivf_coarse_select_short_body(
         }
         if (lane == p) mine = m;
     }
-    if (lane < n_probes) out_probes[(long long)q * n_probes + lane] = mine == none ? 0 : (long long)(mine & 0xffffffffu);
+    const SelectOut out = {out_probes + (long long)q * n_probes, counts, n_centers};
+    if (lane < n_probes) select_put(out, lane, mine == none ? 0 : (int)(mine & 0xffffffffu));
 }
 
 #define IVF_COARSE_SELECT_SHORT_KERNEL(CAP)                                                    \
     extern "C" __global__ void __launch_bounds__(256) ivf_coarse_select_short_c##CAP##_kernel( \
-        const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes) { \
-        ivf_coarse_select_short_body<CAP>(scores, nq, n_centers, n_probes, out_probes);        \
+        const float* __restrict__ scores, int nq, int n_centers, int n_probes, long long* __restrict__ out_probes, \
+        int count_pairs, int* __restrict__ counts) { \
+        ivf_coarse_select_short_body<CAP>(scores, nq, n_centers, n_probes, out_probes, count_pairs ? counts : nullptr);        \
     }
 IVF_COARSE_SELECT_SHORT_KERNEL(1) IVF_COARSE_SELECT_SHORT_KERNEL(2) IVF_COARSE_SELECT_SHORT_KERNEL(4)
 IVF_COARSE_SELECT_SHORT_KERNEL(8)

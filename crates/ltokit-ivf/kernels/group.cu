@@ -4,7 +4,9 @@
 // `counts` (2 × n_lists ints) was zeroed:
 //   ivf_group_count_kernel   — pairs per list, and of those the queries' first probes
 //                              (slot 0) at counts[n_lists + list] (atomics; two forms,
-//                              below);
+//                              below), or counted as the coarse selection writes
+//                              them (coarse_select.cu `select_put`; the host then skips
+//                              this kernel) where it would take its thread-a-pair form;
 //   ivf_group_offsets_kernel — one block: the fill cursors (from the exclusive prefix
 //                              sums of the counts, by list number) and a record for
 //                              every tile of the scan's grids;

@@ -707,7 +707,17 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
 // what differs is how often the shapes that take them keep rows (the extra pass is pure
 // cost where most steps keep some), so a choice by the expected keep rate (probes, k,
 // the seed) would be the finer rule; this one follows the two measured shapes.
+// 8-bit tiles form the bits without asking: their rounds (lm_keep_rows) ask whether any
+// lane kept one anyway, and lowdim-i8 × 10 keeps about 2 rows a warp-step, so the answer
+// is yes in most steps. With the rounds, measured on the H100 (session 44,
+// docs/gpu-runs/2026-12-07-s44/2-ab/, two rounds, device QPS at batch 10,000, against
+// the bit-by-bit keep that asked first): lowdim-i8 × 10 / 20 / 50 +10.4 / +6.6 / +2.1 %,
+// wide-i8 +5.5 / +5.0 / +4.9 %, images −1.3 to +0.3 %; at batch 1,000 −0.2 to +5.2 %.
+#if defined(IVF_BYTES)
+#define LM_KEEP_ASK_FIRST 0
+#else
 #define LM_KEEP_ASK_FIRST 1
+#endif
 template <int NT, typename Kept>
 __device__ __forceinline__ unsigned lm_keep_bits(int i0, Kept kept) {
     if (LM_KEEP_ASK_FIRST) {
@@ -733,20 +743,58 @@ __device__ __forceinline__ unsigned lm_keep_bits(int i0, Kept kept) {
     return keep;
 }
 
-// Appends warp w's kept accumulators (bit 4 n + j of `keep`, scored by score(n, j)) to
-// their slots' candidates, once some lane of the warp kept one — after the first steps of
-// a pair, most steps keep nothing.
-template <int NT, typename Score>
-__device__ __forceinline__ void lm_keep_rows(const LmCandidates& cand, unsigned keep, int i0, int r0, Score score) {
+// Accumulator b (= 4 n + j, a runtime index) of v, by a tree of selects on b's bits
+// (15 SEL for 16 accumulators) — indexing v by b would put it in local memory.
+template <int NT, typename V>
+__device__ __forceinline__ V lm_select(const V (&v)[NT][4], int b) {
+    constexpr int E = 4 * NT;
+    V t[E];
+    #pragma unroll
+    for (int n = 0; n < NT; ++n)
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) t[4 * n + j] = v[n][j];
+    constexpr int LEVELS = NT == 4 ? 4 : NT == 2 ? 3 : 2;  // log2(E)
+    #pragma unroll
+    for (int level = 0; level < LEVELS; ++level)
+        #pragma unroll
+        for (int e = 0; e < E / 2; ++e)
+            if (e < (E >> (level + 1))) t[e] = (b >> level) & 1 ? t[2 * e + 1] : t[2 * e];
+    return t[0];
+}
+
+// Appends warp w's kept accumulators (bit 4 n + j of `keep`; accumulator values v[n][j],
+// scored by score(v, i, b) for slot i) to their slots' candidates, once some lane of the
+// warp kept one.
+// - 8-bit tiles: one kept accumulator a lane a round (its lowest bit, its value by
+//   lm_select), as long as some lane of the warp has one left. After a pair's first steps
+//   most steps keep a few of the warp's 512 accumulators, and a test and a branch for
+//   each of the 16 bits (about 64 instructions a warp, taken or not) cost more than the
+//   few rounds: lowdim-i8's d128 scan plan went from 57,472 to 46,848 bytes of code.
+// - f16 and f32 tiles: bit by bit (lm_select's values took their plans past 128
+//   registers: 8–40 bytes of spill).
+template <int NT, typename V, typename Score>
+__device__ __forceinline__ void lm_keep_rows(const LmCandidates& cand, unsigned keep, int i0, int r0,
+                                             const V (&v)[NT][4], Score score) {
+#if defined(IVF_BYTES)
+    while (__any_sync(0xffffffffu, keep != 0)) {
+        if (keep != 0) {
+            const int b = __ffs(keep) - 1;
+            keep &= keep - 1;
+            const int i = i0 + 8 * (b >> 2) + (b & 1);
+            lm_keep(cand, i, score(lm_select<NT>(v, b), i, b), r0 + (b & 2 ? 8 : 0));
+        }
+    }
+#else
     if (!__any_sync(0xffffffffu, keep != 0)) return;
     #pragma unroll
     for (int n = 0; n < NT; ++n) {
         #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            if (keep & (1u << (4 * n + j)))
-                lm_keep(cand, i0 + 8 * n + (j & 1), score(n, j), r0 + (j >= 2 ? 8 : 0));
+            const int i = i0 + 8 * n + (j & 1);
+            if (keep & (1u << (4 * n + j))) lm_keep(cand, i, score(v[n][j], i, 4 * n + j), r0 + (j >= 2 ? 8 : 0));
         }
     }
+#endif
 }
 
 #if defined(IVF_BYTES)
@@ -766,8 +814,8 @@ __device__ __forceinline__ void lm_keep_exact(const LmWork& w, const LmCandidate
     const unsigned keep = lm_keep_bits<NT>(i0, [&](int n, int j, int i, int jr) {
         return a * c[n][j] + (l2 ? (jr ? xn1 : xn0) : 0) < cand.keep_bound[i];
     });
-    lm_keep_rows<NT>(cand, keep, i0, r0, [&](int n, int j) {
-        return lm_score(c[n][j], w.qn[i0 + 8 * n + (j & 1)], j >= 2 ? xn1 : xn0, l2);
+    lm_keep_rows<NT>(cand, keep, i0, r0, c, [&](Sum dot, int i, int b) {
+        return lm_score(dot, w.qn[i], b & 2 ? xn1 : xn0, l2);
     });
 }
 #else
@@ -785,8 +833,8 @@ __device__ __forceinline__ void lm_keep_biased(const LmWork& w, const LmCandidat
     const unsigned keep = lm_keep_bits<NT>(i0, [&](int n, int j, int i, int jr) {
         return fmaf(-2.f, c[n][j], jr ? xn1 : xn0) < __int_as_float(cand.keep_bound[i]);
     });
-    lm_keep_rows<NT>(cand, keep, i0, r0, [&](int n, int j) {
-        return lm_score(c[n][j], w.qn[i0 + 8 * n + (j & 1)], j >= 2 ? xn1 : xn0, true);
+    lm_keep_rows<NT>(cand, keep, i0, r0, c, [&](Sum dot, int i, int b) {
+        return lm_score(dot, w.qn[i], b & 2 ? xn1 : xn0, true);
     });
 }
 #endif
@@ -834,7 +882,7 @@ __device__ __forceinline__ void lm_mma(int dim, const LmWork& w, const LmCandida
         sc[n][j] = lm_score(c[n][j], w.qn[i], jr ? xn1 : xn0, l2);
         return sc[n][j] < cand.thr[i];
     });
-    lm_keep_rows<NT>(cand, keep, i0, r0, [&](int n, int j) { return sc[n][j]; });
+    lm_keep_rows<NT>(cand, keep, i0, r0, sc, [](float score, int, int) { return score; });
 }
 
 // The products go by the tile's occupied slots, not its size: lm_mma<NT>'s warps cover

@@ -882,6 +882,59 @@ fn repeated_device_searches_replay_and_read_the_queries_of_each_call() {
 
 #[test]
 #[ignore = "needs a GPU"]
+fn pairs_counted_in_the_coarse_selection_or_by_the_grouping_match_the_cpu() {
+    // A list-major batch on the score matrix (MATRIX_MIN_QUERIES queries or more) has its
+    // pairs counted by list in the coarse selection below 32,768 pairs (8 probes here) and
+    // by the grouping's own count kernel above (60 probes); both must find what the CPU
+    // finds in the same probes, and a batch of each kind after the other must not see the
+    // counts of the one before.
+    use ltokit_ivf::gpu::coarse::MATRIX_MIN_QUERIES;
+    let engine = engine();
+    let s = seed();
+    let (k, dim, n_lists) = (10, 48, 128);
+    let rows = MATRIX_MIN_QUERIES + 88;
+    let mut checked = 0;
+    for dtype in [DType::F32, DType::U8] {
+        let base = synthetic(20_000, dim, 60, dtype, s);
+        let params = KMeansParams {
+            n_lists,
+            iters: 6,
+            train_fraction: 0.5,
+            seed: s,
+        };
+        let index = ltokit_ivf::build::build(&engine, &base, Metric::L2, &params).unwrap();
+        let gindex = GpuIndex::upload(&engine, &index).unwrap();
+        gindex.set_scan_path(ScanPath::ListMajor);
+        let queries = synthetic(rows, dim, 60, dtype, s ^ 21);
+        for n_probes in [8, 60, 8] {
+            assert_eq!(
+                rows * n_probes < 32_768,
+                n_probes == 8,
+                "the pairs on either side"
+            );
+            let probes = gindex.probes(&engine, &queries, n_probes).unwrap();
+            let found = gindex
+                .search(&engine, &queries, k, n_probes, &Filter::None)
+                .unwrap();
+            let ctx = format!("{dtype:?} {n_probes} probes, {} pairs", rows * n_probes);
+            assert_matches_cpu(
+                &index,
+                &base,
+                &queries,
+                &probes,
+                n_probes,
+                &Filter::None,
+                &found,
+                &ctx,
+            );
+            checked += 1;
+        }
+    }
+    println!("checked {checked} list-major batches, counted in the selection or apart");
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn device_resident_search_equals_the_host_search_in_every_type() {
     let engine = engine();
     let s = seed();

@@ -282,7 +282,7 @@ impl IvfGpu {
                 base: 0,
                 planned: n,
             };
-            self.coarse(&dev, &q, 1, &mut labels.slice_mut(0..n), &mut bad)?;
+            self.coarse(&dev, &q, 1, &mut labels.slice_mut(0..n), &mut bad, None)?;
             gpu.clear(&mut sums)?;
             gpu.clear(&mut counts)?;
             let launch = Launch::on(gpu.stream(), &sum, warp_per_row(n))

@@ -378,7 +378,7 @@ impl IvfGpu {
                 &mut out_i.slice_mut(start * k..(start + nb) * k),
             );
             if self.use_list_major(path, lists, nb, n_probes, k)? {
-                self.list_major_batch(&b, &mut groups, (&mut cand_d, &mut cand_i), out)?;
+                self.list_major_batch(&b, &mut groups, false, (&mut cand_d, &mut cand_i), out)?;
             } else {
                 self.scan_batch(&b, (&mut cand_d, &mut cand_i), out)?;
             }

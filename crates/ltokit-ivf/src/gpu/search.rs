@@ -434,12 +434,26 @@ impl GpuIndex {
                 base: start,
                 planned: batch,
             };
-            engine.coarse(
+            let lm = match list_major {
+                Some(path) => engine.use_list_major(path, &self.lists, nb, n_probes, k)?,
+                None => false,
+            };
+            // A list-major batch's pairs are counted by list in the coarse selection where
+            // the grouping would count them a thread a pair (one kernel fewer).
+            let pair_counts = if lm {
+                ws.groups
+                    .grouping
+                    .selection_counters(gpu, self.lists.n_lists, nb * n_probes)?
+            } else {
+                None
+            };
+            let counted = engine.coarse(
                 &self.centers,
                 &batch_queries,
                 n_probes,
                 &mut probes.slice_mut(0..nb * n_probes),
                 bad,
+                pair_counts,
             )?;
             engine.profiler.lap(gpu, Stage::Coarse)?;
             let b = ScanBatch {
@@ -458,12 +472,14 @@ impl GpuIndex {
                 &mut out_d.slice_mut(start * k..(start + nb) * k),
                 &mut out_ids.slice_mut(start * k..(start + nb) * k),
             );
-            let lm = match list_major {
-                Some(path) => engine.use_list_major(path, &self.lists, nb, n_probes, k)?,
-                None => false,
-            };
             if lm {
-                engine.list_major_batch(&b, &mut ws.groups, (&mut *cand_d, &mut *cand_i), out)?;
+                engine.list_major_batch(
+                    &b,
+                    &mut ws.groups,
+                    counted,
+                    (&mut *cand_d, &mut *cand_i),
+                    out,
+                )?;
             } else {
                 engine.scan_batch(&b, (&mut *cand_d, &mut *cand_i), out)?;
             }

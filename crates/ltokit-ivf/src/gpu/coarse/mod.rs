@@ -173,7 +173,11 @@ impl IvfGpu {
 
     /// The `n_probes` best centres of each query of `q` (row-major) into `probes`
     /// (`q.n × n_probes`, best first). A non-finite query value sets `bad_query` to 1 +
-    /// `q.base` + that query's row (the caller zeroes it).
+    /// `q.base` + that query's row (the caller zeroes it). Given `pair_counts` (a
+    /// list-major grouping's zeroed counters, 2 × the centres:
+    /// `list_major::Grouping::selection_counters`), the score matrix's
+    /// selection also counts each probe in them, as the grouping's count kernel would;
+    /// returns whether it did (the fused kernel of small batches does not).
     pub(crate) fn coarse<T: DeviceElem>(
         &self,
         centers: &DeviceCenters,
@@ -181,7 +185,8 @@ impl IvfGpu {
         n_probes: usize,
         probes: &mut CudaViewMut<'_, i64>,
         bad_query: &mut CudaSlice<i32>,
-    ) -> Result<()> {
+        pair_counts: Option<&mut CudaSlice<i32>>,
+    ) -> Result<bool> {
         let (queries, dtype, nq) = (q.rows, q.dtype, q.n);
         let dim = centers.dim;
         if queries.len() * std::mem::size_of::<T>() < nq * dim * dtype.size()
@@ -197,11 +202,22 @@ impl IvfGpu {
                 centers.n
             )));
         }
+        if pair_counts
+            .as_ref()
+            .is_some_and(|c| c.len() < 2 * centers.n)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "pair counters too short for {} lists",
+                centers.n
+            )));
+        }
         if nq == 0 {
-            return Ok(());
+            return Ok(false);
         }
         if nq >= MATRIX_MIN_QUERIES {
-            return self.coarse_by_matrix(centers, q, n_probes, probes, bad_query);
+            let counting = pair_counts.is_some();
+            self.coarse_by_matrix(centers, q, n_probes, probes, bad_query, pair_counts)?;
+            return Ok(counting);
         }
         let spec = coarse_kernel(dtype, dim, n_probes)?;
         let smem = spec.shared;
@@ -243,7 +259,8 @@ impl IvfGpu {
             // SAFETY: one split: the kernel reads nq × dim query values of `dtype` (checked
             // above), n_centers × dim centre values and n_centers norms (uploaded
             // together), and writes nq × n_probes probes (checked above) and one flag.
-            return unsafe { launch.run() };
+            unsafe { launch.run() }?;
+            return Ok(false);
         }
         let ids = ids.at_least(gpu, n_split_out)?;
         let launch = launch
@@ -264,7 +281,8 @@ impl IvfGpu {
             n_probes,
             (&*scores, &*ids),
             (&mut merged.slice_mut(0..nq * n_probes), probes),
-        )
+        )?;
+        Ok(false)
     }
 
     /// [`IvfGpu::coarse`] for large batches (arguments checked there): the score matrix of
@@ -276,6 +294,7 @@ impl IvfGpu {
         n_probes: usize,
         probes: &mut CudaViewMut<'_, i64>,
         bad_query: &mut CudaSlice<i32>,
+        mut pair_counts: Option<&mut CudaSlice<i32>>,
     ) -> Result<()> {
         let (queries, dtype, nq) = (q.rows, q.dtype, q.n);
         let matrix_arith = self.coarse_matrix_arith();
@@ -346,14 +365,23 @@ impl IvfGpu {
                 block_dim: (32 * select_queries as u32, 1, 1),
                 shared_mem_bytes: 0,
             };
+            let count_i = pair_counts.is_some() as i32;
             let launch = Launch::on(gpu.stream(), &select_k, cfg)
                 .buffer(&*matrix)
                 .scalar(&nb_i)
                 .scalar(&n_i)
                 .scalar(&probes_i)
-                .view_mut(&mut out);
+                .view_mut(&mut out)
+                .scalar(&count_i);
+            // Without counters the kernel never touches its counter argument.
+            let launch = match pair_counts.as_deref_mut() {
+                Some(counts) => launch.buffer_mut(counts),
+                None => launch.buffer_mut(&mut *bad_query),
+            };
             // SAFETY: reads the nb × n scores written above and writes n_probes ids per
-            // query, nb × n_probes within `out`; n_probes ≤ n, so each gets valid ids.
+            // query, nb × n_probes within `out`; n_probes ≤ n, so each gets valid ids; with
+            // counters (checked: 2 × n entries) it increments entry id and n + id of ids
+            // below n.
             unsafe { launch.run() }?;
         }
         Ok(())
@@ -386,6 +414,7 @@ impl IvfGpu {
             n_probes,
             &mut out.slice_mut(0..(n * n_probes).max(1)),
             &mut bad,
+            None,
         )?;
         let ids = gpu.download_prefix(&out, n * n_probes)?;
         if let Some(&b) = gpu.download(&bad)?.first().filter(|&&b| b > 0) {

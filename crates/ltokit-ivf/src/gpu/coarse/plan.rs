@@ -80,6 +80,8 @@ pub(super) const SELECT_SIGNATURE: &[Param] = &[
     Param::I32,                               // n_centers
     Param::I32,                               // n_probes
     Param::BufferMut(Elem::I64, Extent::Any), // probes out
+    Param::I32,                               // whether to count the pairs
+    Param::BufferMut(Elem::I32, Extent::Any), // the grouping's pair counters (2 × n_centers)
 ];
 
 /// Batches from this many queries take the score matrix and a separate selection (two

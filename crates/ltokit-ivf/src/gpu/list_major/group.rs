@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use ltokit::launch::{
-    CudaSlice, CudaView, DeviceElem, Elem, Extent, Kernel, Launch, LaunchConfig, Param,
+    CudaSlice, CudaView, DeviceElem, Elem, Extent, Gpu, Kernel, Launch, LaunchConfig, Param,
 };
 use ltokit::Result;
 
@@ -100,7 +100,7 @@ pub(super) fn group_kernels() -> [KernelSpec; 3] {
 
 /// Device buffers of one grouping of pairs by list (group.cu).
 #[derive(Default)]
-pub(super) struct Grouping {
+pub(crate) struct Grouping {
     /// Pairs per list, then first probes per list (2 × n_lists).
     counts: Buffer<i32>,
     /// A record a tile of the scan's grids: list, first pair, pairs, 0 (group.cu).
@@ -108,6 +108,27 @@ pub(super) struct Grouping {
     /// The others' cursors per list, then the first probes' (2 × n_lists).
     cursor: Buffer<i32>,
     pairs: Buffer<i32>,
+}
+
+impl Grouping {
+    /// The pair counters (2 × `n_lists`, zeroed) for the coarse selection to count a batch of
+    /// `n_pairs` pairs into (kernels/coarse_select.cu `select_put`), where the grouping would
+    /// count them with a thread a pair; `None` where it counts them in shared memory
+    /// ([`group_shared_pairs`]: one global atomic a list a block, which atomics a pair in
+    /// the selection would not beat). The count kernel's launch is what this saves.
+    pub(crate) fn selection_counters(
+        &mut self,
+        gpu: &Gpu,
+        n_lists: usize,
+        n_pairs: usize,
+    ) -> Result<Option<&mut CudaSlice<i32>>> {
+        if group_shared_pairs(n_lists, n_pairs) > 0 {
+            return Ok(None);
+        }
+        let counts = self.counts.at_least(gpu, 2 * n_lists)?;
+        gpu.clear(counts)?;
+        Ok(Some(counts))
+    }
 }
 
 /// How a batch's first probes (each query's slot 0, the front of each list's range) are
@@ -217,13 +238,16 @@ pub(super) struct GroupKernels {
 
 impl IvfGpu {
     /// Groups every pair of batch `b` by list into `g` (the three kernels of group.cu), in
-    /// tiles of `sizes`.
+    /// tiles of `sizes`. Where `counted`, the coarse selection already counted the pairs
+    /// into `g`'s counters ([`Grouping::selection_counters`]) and the count kernel is
+    /// skipped.
     pub(super) fn group_pairs<'g, T: DeviceElem>(
         &self,
         kernels: &GroupKernels,
         g: &'g mut Grouping,
         b: &ScanBatch<'_, T>,
         sizes: TileSizes,
+        counted: bool,
     ) -> Result<Grouped<'g>> {
         let gpu = &self.gpu;
         let stream = gpu.stream();
@@ -282,15 +306,17 @@ impl IvfGpu {
                 .scalar(&n_lists_i)
                 .scalar(&per_block_i)
         };
-        gpu.clear(counts)?;
-        let launch = pairs_launch(&kernels.count).buffer_mut(counts);
-        // SAFETY: reads the probes of the nb × n_probes pairs (ScanBatch::check_buffers),
-        // each a list number below n_lists (from the coarse search or range-checked by the
-        // caller), and increments counts[list] and counts[n_lists + list] within its
-        // 2 × n_lists entries; in the shared-memory form (per_block > 0) each block takes
-        // per_block pairs, a grid covering n_pairs, its 2 × n_lists counters the dynamic
-        // shared memory given.
-        unsafe { launch.run() }?;
+        if !counted {
+            gpu.clear(counts)?;
+            let launch = pairs_launch(&kernels.count).buffer_mut(counts);
+            // SAFETY: reads the probes of the nb × n_probes pairs (ScanBatch::check_buffers),
+            // each a list number below n_lists (from the coarse search or range-checked by
+            // the caller), and increments counts[list] and counts[n_lists + list] within its
+            // 2 × n_lists entries; in the shared-memory form (per_block > 0) each block takes
+            // per_block pairs, a grid covering n_pairs, its 2 × n_lists counters the dynamic
+            // shared memory given.
+            unsafe { launch.run() }?;
+        }
         let one_block = LaunchConfig {
             grid_dim: (1, 1, 1),
             block_dim: (1024, 1, 1),

@@ -160,7 +160,9 @@ fn largest_block(
 /// Device buffers of the list-major scan, reused across calls.
 #[derive(Default)]
 pub(crate) struct PairGroups {
-    grouping: Grouping,
+    /// The pairs grouped by list; its counters are also the coarse selection's to count
+    /// into ([`Grouping::selection_counters`]).
+    pub(crate) grouping: Grouping,
     /// Per query of the batch: the best k-th score any of its pairs reached (lmscan.cu).
     bound: Buffer<u32>,
 }
@@ -279,6 +281,7 @@ impl IvfGpu {
         &self,
         b: &ScanBatch<'_, T>,
         groups: &mut PairGroups,
+        counted: bool,
         cand: (&mut CudaSlice<f32>, &mut CudaSlice<i64>),
         out: (&mut CudaViewMut<'_, f32>, &mut CudaViewMut<'_, i64>),
     ) -> Result<()> {
@@ -376,7 +379,7 @@ impl IvfGpu {
                 rest: tiles_for(n_pairs)?,
             }
         };
-        let g = self.group_pairs(&group_k, &mut groups.grouping, b, sizes)?;
+        let g = self.group_pairs(&group_k, &mut groups.grouping, b, sizes, counted)?;
         self.profiler.lap(gpu, Stage::Group)?;
         if let (Some((seed_k, seed)), Some(grid)) = (&seed, g.grids.seed) {
             if let SeedForm::ByList { tile } = seed.form {
