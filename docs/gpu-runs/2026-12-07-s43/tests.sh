@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # GPU tests of BUILD (gpu-run/bin/test-ivf-BUILD) after warming its kernel cache, on the warm
-# machine after the A/B (session 43's next.sh); TEST_NAMES picks the tests, LIMIT (default 400) bounds the call.
+# machine after the A/B (session 43's next.sh); TEST_NAMES picks the tests, LIMIT (default 400) bounds the call, TESTS_W the work folder.
 set -u
 . scripts/gpu-runner-lib.sh
-runner_start /tmp/s43b
+runner_start "${TESTS_W:-/tmp/s43b}"
 L=${LIMIT:-400}
 b=${BUILD:?BUILD}
 nvidia-smi --query-gpu=name --format=csv,noheader > "$W/gpu.txt"
