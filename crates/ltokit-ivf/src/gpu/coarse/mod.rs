@@ -174,10 +174,11 @@ impl IvfGpu {
     /// The `n_probes` best centres of each query of `q` (row-major) into `probes`
     /// (`q.n × n_probes`, best first). A non-finite query value sets `bad_query` to 1 +
     /// `q.base` + that query's row (the caller zeroes it). Given `pair_counts` (a
-    /// list-major grouping's zeroed counters, 2 × the centres:
-    /// `list_major::Grouping::selection_counters`), the score matrix's
-    /// selection also counts each probe in them, as the grouping's count kernel would;
-    /// returns whether it did (the fused kernel of small batches does not).
+    /// list-major grouping's counters, 2 × the centres:
+    /// `list_major::Grouping::selection_counters`), the score matrix's selection zeroes
+    /// them and counts each probe in them, as the grouping's count kernel would; returns
+    /// whether it did (the fused kernel of small batches does not, and leaves them as
+    /// they were).
     pub(crate) fn coarse<T: DeviceElem>(
         &self,
         centers: &DeviceCenters,
@@ -322,6 +323,11 @@ impl IvfGpu {
         let mut scratch = self.coarse_scratch.lock();
         let matrix = scratch.matrix.at_least(gpu, part * n)?;
         let (n_i, probes_i) = (n as i32, n_probes as i32);
+        // Zeroed here, where they are counted into, not by the caller: a batch that takes
+        // the fused kernel instead leaves them to the grouping, which zeroes them itself.
+        if let Some(counts) = pair_counts.as_deref_mut() {
+            gpu.clear(counts)?;
+        }
         let split = match score_kernel.split {
             CenterSplit::None => None,
             CenterSplit::Halves => Some(&centers.halves),

@@ -111,9 +111,10 @@ pub(crate) struct Grouping {
 }
 
 impl Grouping {
-    /// The pair counters (2 × `n_lists`, zeroed) for the coarse selection to count a batch of
-    /// `n_pairs` pairs into (kernels/coarse_select.cu `select_put`), where the grouping would
-    /// count them with a thread a pair; `None` where it counts them in shared memory
+    /// The pair counters (2 × `n_lists`; the coarse selection zeroes them where it counts:
+    /// `IvfGpu::coarse`) for the coarse selection to count a batch of `n_pairs` pairs into
+    /// (kernels/coarse_select.cu `select_put`), where the grouping would count them with a
+    /// thread a pair; `None` where it counts them in shared memory
     /// ([`group_shared_pairs`]: one global atomic a list a block, which atomics a pair in
     /// the selection would not beat). The count kernel's launch is what this saves.
     pub(crate) fn selection_counters(
@@ -125,9 +126,7 @@ impl Grouping {
         if group_shared_pairs(n_lists, n_pairs) > 0 {
             return Ok(None);
         }
-        let counts = self.counts.at_least(gpu, 2 * n_lists)?;
-        gpu.clear(counts)?;
-        Ok(Some(counts))
+        Ok(Some(self.counts.at_least(gpu, 2 * n_lists)?))
     }
 }
 
