@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 45, cuVS beside main on the H200: after the cuVS wheel chunks are in /root/cuvs
+# (chunk calls: carry cuvs-chunks/pNN two at a time, `mkdir -p /root/cuvs && cp
+# cuvs-chunks/p* /root/cuvs/`), carry gpu-run (dev's bins.tar.xz: main, built by
+# `bash scripts/gpu-build-variants.sh main=` from the commit under test) and run
+#   LIMIT=300 bash docs/gpu-runs/2026-12-07-s45/cuvs.sh
+# cuVS and main on the five bench sets at batch 10,000 (scripts/gpu-bench-vs-cuvs.sh), then
+# the ncu timelines of images × 2 and lowdim-i8 × 10, then the images' coarse score matrix
+# under ncu's memory and occupancy sections (coarse.txt), as long as LIMIT allows.
+set -u
+. scripts/gpu-runner-lib.sh
+runner_start /tmp/s45c
+L=${LIMIT:-300}
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader > "$W/gpu.txt"
+cuvs_beside $((L - 60)) main
+timeline main images 256 2 $((L - 30))
+timeline main lowdim-i8 1024 10 $((L - 15))
+left=$((L - SECONDS))
+if [ "$left" -gt 20 ]; then
+  # shellcheck disable=SC2046 # bench_args is a word list
+  timeout "$left" ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+    --section LaunchStats --section WarpStateStats -k regex:ivf_coarse_scores --launch-count 2 \
+    gpu-run/bin/ltokit-main $(bench_args main images 256 2) > "$W/coarse.txt" 2>&1
+  cp "$W/coarse.txt" "$OUT/"
+fi
+cat "$W/gpu.txt"
+runner_finish
