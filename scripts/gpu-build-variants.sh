@@ -16,6 +16,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup-cuda.sh
 mkdir -p gpu-run/bin
+# The cuVS side of scripts/gpu-bench-vs-cuvs.sh reads gpu-run/cuvs_bench.py (as gpu-build.sh).
+if [[ -f ../shared/peer/cuvs_bench.py ]]; then cp ../shared/peer/cuvs_bench.py gpu-run/; fi
 scratch=$(mktemp -d)
 trap 'git worktree prune; rm -rf "$scratch"' EXIT
 for variant in "$@"; do

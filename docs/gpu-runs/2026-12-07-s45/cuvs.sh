@@ -6,20 +6,24 @@
 #   LIMIT=300 bash docs/gpu-runs/2026-12-07-s45/cuvs.sh
 # cuVS and main on the five bench sets at batch 10,000 (scripts/gpu-bench-vs-cuvs.sh), then
 # the ncu timelines of images × 2 and lowdim-i8 × 10, then the images' coarse score matrix
+# (its third launch: the index build's k-means runs the f32 form, ivf_coarse_scores_mma)
 # under ncu's memory and occupancy sections (coarse.txt), as long as LIMIT allows.
+# Session 45's first run had no gpu-run/cuvs_bench.py (scripts/gpu-build.sh copies it from
+# ../shared/peer/, gpu-build-variants.sh does not): copy it into gpu-run/ before carrying.
 set -u
 . scripts/gpu-runner-lib.sh
 runner_start /tmp/s45c
 L=${LIMIT:-300}
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader > "$W/gpu.txt"
+[ -f gpu-run/cuvs_bench.py ] || echo "gpu-run/cuvs_bench.py missing: copy ../shared/peer/cuvs_bench.py there" >&2
 cuvs_beside $((L - 60)) main
-timeline main images 256 2 $((L - 30))
-timeline main lowdim-i8 1024 10 $((L - 15))
+[ -n "${NO_TIMELINES:-}" ] || timeline main images 256 2 $((L - 30))
+[ -n "${NO_TIMELINES:-}" ] || timeline main lowdim-i8 1024 10 $((L - 15))
 left=$((L - SECONDS))
 if [ "$left" -gt 20 ]; then
   # shellcheck disable=SC2046 # bench_args is a word list
   timeout "$left" ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
-    --section LaunchStats --section WarpStateStats -k regex:ivf_coarse_scores --launch-count 2 \
+    --section LaunchStats --section WarpStateStats -k regex:ivf_coarse_scores_imma --launch-skip 2 --launch-count 1 \
     gpu-run/bin/ltokit-main $(bench_args main images 256 2) > "$W/coarse.txt" 2>&1
   cp "$W/coarse.txt" "$OUT/"
 fi
