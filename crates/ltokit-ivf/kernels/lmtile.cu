@@ -770,16 +770,22 @@ __device__ __forceinline__ V lm_select(const V (&v)[NT][4], int b) {
 //   most steps keep a few of the warp's 512 accumulators, and a test and a branch for
 //   each of the 16 bits (about 64 instructions a warp, taken or not) cost more than the
 //   few rounds: lowdim-i8's d128 scan plan went from 57,472 to 46,848 bytes of code.
-// - f16 and f32 tiles: bit by bit (lm_select's values took their plans past 128
-//   registers: 8–40 bytes of spill), passing over each block of 8 slots that no lane of
-//   the warp kept in with one warp-uniform test. Against the bit-by-bit keep of every
-//   block (H100, sessions 44–45, three calls, device QPS at batch 10,000): lowdim-f16 ×
-//   10 / 20 / 50 +1.5 to +3.3 %, f32 −0.8 to +1.9 %
-//   (docs/gpu-runs/2026-12-07-s45/1-kb-land/).
+// - f16 tiles: the same rounds. Their c16 plans reach 128 registers with 8 bytes of spill
+//   (two shared-memory addresses of the row copy, refilled once a step, not in the keep).
+//   Against the block-by-block keep below (H100, session 45, two calls, device QPS,
+//   docs/gpu-runs/2026-12-07-s45/2-ab/ and 4-kr16h/): lowdim-f16 × 10 / 20 / 50 at batch
+//   10,000 +4.1 / +1.3 / −0.9 % and +3.3 / +1.6 / −1.2 %; at 1,000 −2.7 / +0.4 / +0.5 %
+//   and −2.4 / +0.3 / +0.1 %. Taken for the 10,000 × 10 row, the f16 row furthest under
+//   ten times cuVS on the H200.
+// - f32 tiles: bit by bit, passing over each block of 8 slots that no lane of the warp
+//   kept in with one warp-uniform test. Against the bit-by-bit keep of every block (H100,
+//   sessions 44–45, three calls, device QPS at batch 10,000): lowdim-f16 × 10 / 20 / 50
+//   +1.5 to +3.3 %, f32 −0.8 to +1.9 % (docs/gpu-runs/2026-12-07-s45/1-kb-land/). The
+//   rounds cost f32 −2.8 to +1.4 % (session 45, 2-ab/).
 template <int NT, typename V, typename Score>
 __device__ __forceinline__ void lm_keep_rows(const LmCandidates& cand, unsigned keep, int i0, int r0,
                                              const V (&v)[NT][4], Score score) {
-#if defined(IVF_BYTES)
+#if defined(IVF_BYTES) || defined(IVF_DTYPE_f16)
     while (__any_sync(0xffffffffu, keep != 0)) {
         if (keep != 0) {
             const int b = __ffs(keep) - 1;
