@@ -4,6 +4,7 @@
 # cuvs-chunks/p* /root/cuvs/`), carry gpu-run (dev's bins.tar.xz: main, built by
 # `bash scripts/gpu-build-variants.sh main=` from the commit under test) and run
 #   LIMIT=300 bash docs/gpu-runs/2026-12-07-s45/cuvs.sh
+# (the next session's H200 call: LIMIT=240 NO_TIMELINES=1 PROFILE_SCAN=1 bash …/cuvs.sh)
 # cuVS and main on the five bench sets at batch 10,000 (scripts/gpu-bench-vs-cuvs.sh), then
 # the ncu timelines of images × 2 and lowdim-i8 × 10, then the images' coarse score matrix
 # (its third launch: the index build's k-means runs the f32 form, ivf_coarse_scores_mma)
@@ -27,5 +28,9 @@ if [ "$left" -gt 20 ]; then
     gpu-run/bin/ltokit-main $(bench_args main images 256 2) > "$W/coarse.txt" 2>&1
   cp "$W/coarse.txt" "$OUT/"
 fi
+# With PROFILE_SCAN=1, then a full ncu profile (details and SASS source counters) of the
+# images × 2 scan, for where its 126 µs go now (session 32's was before krn, cis and kb):
+# W/full-img2-*, in the tarball.
+[ -n "${PROFILE_SCAN:-}" ] && full_profile img2 main 0 images 256 2 "$L"
 cat "$W/gpu.txt"
 runner_finish
