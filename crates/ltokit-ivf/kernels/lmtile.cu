@@ -713,6 +713,8 @@ __device__ __forceinline__ void lm_products(int dim, const LmWork& w, Sum (&c)[N
 // docs/gpu-runs/2026-12-07-s44/2-ab/, two rounds, device QPS at batch 10,000, against
 // the bit-by-bit keep that asked first): lowdim-i8 × 10 / 20 / 50 +10.4 / +6.6 / +2.1 %,
 // wide-i8 +5.5 / +5.0 / +4.9 %, images −1.3 to +0.3 %; at batch 1,000 −0.2 to +5.2 %.
+// The f16 tiles keep in the same rounds since session 45 but still ask first (their
+// rounds then ask once more where some lane kept): f16 without asking is not measured.
 #if defined(IVF_BYTES)
 #define LM_KEEP_ASK_FIRST 0
 #else
