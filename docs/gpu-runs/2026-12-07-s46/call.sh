@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Session 46's A/B, test and profile call (an H100 or H200): BUILDS (the first is the
+# base) on SETS, ROUNDS rounds for at most AB seconds (none with AB=0); then the GPU tests
+# of TESTS_OF (a build with gpu-run/bin/test-ivf-NAME) until LIMIT − PROFILE_S seconds;
+# then, with PROFILE=1, full ncu profiles of main (the images × 2 and × 20 scans, the
+# images' imma score matrix) until LIMIT seconds. Carry gpu-run (dev's bins.tar.xz, built by
+#   bash scripts/gpu-build-variants.sh main= om2=docs/wip/offer-two-sets.patch …).
+#   BUILDS="main om2 om2w6" SETS="images lowdim-i8 lowdim-f16" ROUNDS=2 AB=150 PROFILE=1 LIMIT=400 bash docs/gpu-runs/2026-12-07-s46/call.sh
+set -u
+. scripts/gpu-runner-lib.sh
+runner_start /tmp/s46a
+L=${LIMIT:-400}
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader > "$W/gpu.txt"
+[ "${AB:-150}" -gt 0 ] && SETS=${SETS:-"images lowdim-i8"} ROUNDS=${ROUNDS:-2} ab_against "${AB:-150}" ${BUILDS:?BUILDS}
+if [ -n "${TESTS_OF:-}" ]; then
+  warm_test_cache "$TESTS_OF" 100
+  SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh "gpu-run/bin/test-ivf-$TESTS_OF" "$W" $((L - ${PROFILE_S:-0})) \
+    ${TEST_NAMES:-every_variant list_major_tiles list_major_bounds_seeded list_major_lists_longer eight_bit_distances small_batches_cut probing_every_list large_batches_score rows_with_more_tied small_batches_split pairs_counted}
+fi
+if [ -n "${PROFILE:-}" ]; then
+  python3 scripts/make-bench-data.py /tmp/bench-data images > /dev/null 2>&1
+  full_profile img2 main 0 images 256 2 $((L - 100))
+  full_profile img20 main 0 images 256 20 $((L - 50))
+  left=$((L - 8 - SECONDS))
+  if [ "$left" -gt 20 ]; then
+    # shellcheck disable=SC2046 # bench_args is a word list
+    timeout "$left" ncu --set full --import-source no -k regex:ivf_coarse_scores_imma --launch-skip 2 --launch-count 1 \
+      -o "$W/coarse" gpu-run/bin/ltokit-main $(bench_args main images 256 2) > "$W/coarse.log" 2>&1
+    ncu -i "$W/coarse.ncu-rep" --page details > "$W/full-coarse-details.txt" 2>&1
+    ncu -i "$W/coarse.ncu-rep" --page source --csv --print-source sass > "$W/full-coarse-sass.csv" 2>&1
+    echo "coarse at $SECONDS s" >> "$W/times.txt"
+  fi
+  for n in img2 img20 coarse; do
+    f="$W/full-$n-sass.csv"
+    [ -s "$f" ] || continue
+    echo "== $n"
+    python3 scripts/sass-summary.py "$f" 25 2>&1 | head -60
+    python3 scripts/sass-regions.py "$f" 2>&1 | head -30
+    grep -E 'Duration|Registers Per|Achieved Occ|Issue Slots|L2 Hit|DRAM Through|Memory Throughput|Waves' "$W/full-$n-details.txt"
+  done > "$OUT/sass.txt" 2>&1
+fi
+cat "$W/gpu.txt"
+runner_finish
