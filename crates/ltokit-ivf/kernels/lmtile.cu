@@ -428,6 +428,18 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, const unsigne
         const int c = threadIdx.x + j * LM_THREADS;
         if (c < chunks) regs->v[j] = src[c];
     }
+    // The chunks past the registers' (a step over 32 KiB: the images' 784-byte rows leave
+    // 17 KiB) are loaded when the step is stored, after this multiply, and the block waits
+    // on those loads: start their lines toward L2 now, a 128-byte line a thread (steps
+    // start 128-byte aligned: lists and steps are whole 32-row groups of 16-byte chunks).
+    // Measured on the H100 (session 46, docs/gpu-runs/2026-12-07-s46/, three calls of one
+    // to three rounds, device QPS against main): the images at batch 10,000 × 2 / 5 / 10 /
+    // 20 +0.3 / +1.1 / +0.9 / −0.3 %, +1.4 / +1.2 / +1.9 / +1.2 %, +0.9 / +1.4 / +1.3 /
+    // +1.4 %; at 1,000 −0.8 to +3.0 %. Steps within the registers (lowdim-f16, lowdim-i8)
+    // take no prefetch: −1.6 to +1.9 %, noise.
+    const int lines = (chunks + 7) / 8;
+    for (int l = LM_PREFETCH * LM_THREADS / 8 + (int)threadIdx.x; l < lines; l += LM_THREADS)
+        asm volatile("prefetch.global.L2 [%0];" :: "l"(src + 8 * l));
 }
 
 // Writes one 16-byte chunk (elements d0 .. d0 + LM_CHUNK_ELEMS of step row `row`) to Xs.
