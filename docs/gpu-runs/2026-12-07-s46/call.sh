@@ -4,8 +4,9 @@
 # of TESTS_OF (a build with gpu-run/bin/test-ivf-NAME) until LIMIT − PROFILE_S seconds;
 # then, with PROFILE=1, full ncu profiles of main (the images × 2 and × 20 scans, the
 # images' imma score matrix) until LIMIT seconds. Carry gpu-run (dev's bins.tar.xz, built by
-#   bash scripts/gpu-build-variants.sh main= om2=docs/wip/offer-two-sets.patch …).
-#   BUILDS="main om2 om2w6" SETS="images lowdim-i8 lowdim-f16" ROUNDS=2 AB=150 PROFILE=1 LIMIT=400 bash docs/gpu-runs/2026-12-07-s46/call.sh
+#   TESTS=1 bash scripts/gpu-build-variants.sh main= all4=… (docs/wip/README.md), tarred
+#   with XZ_OPT=-9). Session 46's first call:
+#   BUILDS="main all4 rkom sk pf ctile" SETS="images lowdim-i8" ROUNDS=1 AB=110 TESTS_OF=all4 LIMIT=330 bash docs/gpu-runs/2026-12-07-s46/call.sh
 set -u
 . scripts/gpu-runner-lib.sh
 runner_start /tmp/s46a
