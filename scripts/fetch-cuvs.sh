@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Downloads cuVS 26.10 for CUDA 13 (Python 3.12 wheels, what the GPU machine runs) and the
-# wheels it needs from PyPI, and cuts them into chunks each small enough to travel in one
-# device call beside the repository. The limit is 64 MiB a call, and what travels counts
-# the tracked files and, as session 30's refusal showed, `.git` (8.7 MB + 28.6 MB then:
-# a 31-MB chunk with 3.5 MB of gpu-run/ was refused). So the chunk size is what is left of
-# 64 MiB after both, less 2 MiB (CHUNK_MIB overrides it; 27 MiB in session 30, twelve
-# chunks). Chunks cut before can be cut again without a download:
-#   cat cuvs-chunks/p* > /tmp/cuvs.tar && rm cuvs-chunks/p* && split -b 27m -d -a 2 /tmp/cuvs.tar cuvs-chunks/p
+# wheels it needs from PyPI, and cuts them into chunks that travel two a call beside the
+# repository (or one beside gpu-run/). The limit is 64 MiB a call of the working tree that
+# travels: the tracked files and the carried paths. `.git` does not count: session 47's
+# first call carried gpu-run/ (5 MiB) and a 21-MiB chunk beside a 19.7-MiB tree and a
+# 33.8-MiB `.git`, and was taken. So a chunk is half of what is left of 64 MiB after the
+# tracked files, less 1 MiB (CHUNK_MIB overrides it). Chunks cut before can be cut again
+# without a download:
+#   cat cuvs-chunks/p* > /tmp/cuvs.tar && rm cuvs-chunks/p* && split -b 21m -d -a 2 /tmp/cuvs.tar cuvs-chunks/p
 # usage: scripts/fetch-cuvs.sh [OUT_DIR]      (default cuvs-chunks/, git-ignored)
-# Then send the chunks one per call, back to back while the machine is warm (30 s):
-#   device run, carry ["cuvs-chunks/pNN"]:  mkdir -p /root/cuvs && cp cuvs-chunks/pNN /root/cuvs/
+# Then send the chunks two per call, back to back while the machine is warm (30 s):
+#   device run, carry ["cuvs-chunks/pNN", "cuvs-chunks/pMM"]:  mkdir -p /root/cuvs && cp cuvs-chunks/p* /root/cuvs/
 # and run scripts/gpu-bench-vs-cuvs.sh in the next call (it unpacks and installs them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,12 +26,10 @@ python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3
 mkdir -p "$out"
 rm -f "$out"/p*
 if [[ -z ${CHUNK_MIB:-} ]]; then
-  # Loose objects count in full: session 46's `.git` went from 42 to 34 MB packed, its
-  # chunks from 13 to 20 MiB (24 calls to 15).
-  git -C "$root" gc --quiet
-  tree=$(git -C "$root" ls-files -z | (cd "$root" && xargs -0 du -cb) | tail -n 1 | cut -f1)
-  git_dir=$(du -sb "$root/.git" | cut -f1)
-  CHUNK_MIB=$(((64 * 1048576 - tree - git_dir) / 1048576 - 2))
+  # One du over every tracked file (xargs would split the list and report the last part's
+  # total alone: sessions 45–46 counted 9.6 of the tree's 20.7 MB).
+  tree=$(cd "$root" && git ls-files -z | du -cb --files0-from=- | tail -n 1 | cut -f1)
+  CHUNK_MIB=$(((64 * 1048576 - tree) / 2 / 1048576 - 1))
 fi
 [[ $CHUNK_MIB -ge 4 ]] || { echo "only ${CHUNK_MIB} MiB a call left beside the repository" >&2; exit 1; }
 echo "chunks of $CHUNK_MIB MiB" >&2

@@ -123,12 +123,13 @@ extern "C" __device__ void ivf_lm_fetch(const unsigned char* rows, const unsigne
 extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, int dim, int veclen, const LmRegs* regs, unsigned char* work, int qt, int slot);
 
 // After a barrier that follows ivf_lm_store: the score (ivf_score's convention) of every
-// (query slot i, row r) of the step in buffer `slot` into scores[i * LM_STEP_ROWS + r]
-// (shared memory), all of them, as ivf_lm_multiply forms those it keeps — the bounds'
-// seed on the scan's own arithmetic (lmseedt.cu). Only the first `count` slots' scores
+// (query slot i, row r) of the step in buffer `slot` into scores[i * ld + r] (shared
+// memory, ld ≥ LM_STEP_ROWS), all of them, as ivf_lm_multiply forms those it keeps — the
+// bounds' seed on the scan's own arithmetic (lmseedt.cu), and the scan's first step where
+// some slot starts with no bound (lmscan.cu). Only the first `count` slots' scores
 // are read: a fragment may leave the others unwritten. The caller puts a barrier between
 // this and reading them.
-extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int count, unsigned char* work, int slot, float* scores);
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int count, unsigned char* work, int slot, float* scores, int ld);
 
 // After a barrier that follows ivf_lm_store: scores every (query slot, row) of the step
 // in buffer `slot` with ivf_score and keeps the candidates that beat their slot's

@@ -10,7 +10,8 @@
 // those to each query's top-k of this list (each slot that kept rows to the next free
 // warp; row positions, turned into source ids at the end) once some slot has kept more
 // than ivf_lm_cand_cap() - 64 since the last offer, or at the list's end: most steps keep a few
-// rows for a few slots, and an offer each step cost most of the scan. It writes k
+// rows for a few slots, and an offer each step cost most of the scan. A tile whose slots
+// start with no bound sorts its first step's scores instead (lm_first_step). It writes k
 // candidates for each pair at pair × k — the per-query scan's layout with one candidate
 // set per probe — so ivf_merge finishes both scans alike.
 #include "ivf_abi.cuh"
@@ -59,7 +60,83 @@ __device__ __forceinline__ void lm_set_threshold(float* thr, int* keep_bound, in
     if (ivf_lm_bounded()) keep_bound[i] = ivf_lm_keep_bound(t, work, dim, qt, i);
 }
 
+// The first step of a tile in which some slot starts with no bound (no seed, and no other
+// tile of its query finished yet): every row would pass, and the keep and the first
+// offer would put all 64 of each such slot through the top-k list. Instead every score
+// of the step goes to the slots' candidate rooms (ivf_lm_step_scores, `cap` apart), and
+// each slot's warp takes its own:
+// - a slot with no bound sorts its 64 scores (two sorts of 32 and a merge) and takes the
+//   first k as its list — rows past the list or dropped by the filter score +inf — and
+//   publishes its k-th as its query's bound;
+// - a slot with a bound keeps its rows under it in its room, as the tile's keep would
+//   (busy, and the flush flag where the room passes cap − 64).
+// Warp w takes slots w, w + LM_WARPS, …; a slot's reads come before its writes (one warp
+// owns its room). Measured on the H100 (session 47, docs/gpu-runs/2026-12-07-s47/, three
+// calls of two or three rounds, device QPS against main): the images (no seed: 234-row
+// lists) at batch 10,000 × 2 / 5 / 10 / 20 +1.2 / +0.3 / +0.8 / −0.4 %, +3.1 / +1.6 /
+// +2.0 / −0.0 %, +1.8 / +0.4 / +1.1 / −0.1 %, at 1,000 +0.8 to +3.3 % in all twelve rows;
+// lowdim-f16 +0.8 to +2.1 % in twelve of twelve rows over two calls (seeded: the path
+// rarely runs there, so that is the kernel's other code, not this path); lowdim f32 −0.7
+// to +0.8 %, lowdim-i8 (capped kernels, which leave it out) −1.4 to +1.3 %. The scan plans
+// grow by about 25 KB of code (images 52 → 77 KB), no spill.
 template <int CAP>
+__device__ __forceinline__ void lm_first_step(const LmCandidates& cand, float* top_d, int* top_pos, int count,
+                                              int k, int size, const long long* list_ids, const int* qidx,
+                                              int query_base, const unsigned int* filter, long long filter_words,
+                                              unsigned int* bound) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int cap = ivf_lm_cand_cap();
+    const float inf = __int_as_float(0x7f800000);
+    for (int i = warp; i < count; i += LM_WARPS) {
+        const float t = cand.thr[i];
+        float s[2];
+        bool pass[2];
+        #pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = h * 32 + lane;
+            s[h] = cand.score[i * cap + r];
+            pass[h] = s[h] < t && r < size && ivf_keep(list_ids[r], query_base + qidx[i], filter, filter_words);
+        }
+        if (t < inf) {
+            const unsigned m0 = __ballot_sync(IVF_FULL, pass[0]), m1 = __ballot_sync(IVF_FULL, pass[1]);
+            const int n0 = __popc(m0), n = n0 + __popc(m1);
+            const unsigned below = (1u << lane) - 1u;
+            __syncwarp();
+            if (pass[0]) {
+                const int at = i * cap + __popc(m0 & below);
+                cand.score[at] = s[0];
+                cand.row[at] = (unsigned short)(cand.row_base + lane);
+            }
+            if (pass[1]) {
+                const int at = i * cap + n0 + __popc(m1 & below);
+                cand.score[at] = s[1];
+                cand.row[at] = (unsigned short)(cand.row_base + 32 + lane);
+            }
+            if (lane == 0 && n > 0) {
+                cand.count[i] = n;
+                cand.busy[atomicAdd(cand.busy_n, 1)] = i;
+                cand.flag[i] = 1;
+                if (n > cap - LM_STEP_ROWS) *cand.flush = 1;
+            }
+        } else {
+            float d0 = pass[0] ? s[0] : inf, d1 = pass[1] ? s[1] : inf;
+            int p0 = pass[0] ? lane : -1, p1 = pass[1] ? 32 + lane : -1;
+            ws_sort32(d0, p0, lane);
+            ws_sort32(d1, p1, lane);
+            ws_merge32(d0, p0, d1, p1, lane);
+            if (lane < k) {
+                top_d[i * CAP + lane] = d0;
+                top_pos[i * CAP + lane] = p0;
+            }
+            const float kth = __shfl_sync(IVF_FULL, d0, k - 1);
+            if (lane == 0 && kth < inf) atomicMax(&bound[qidx[i]], lm_bound_key(kth));
+        }
+    }
+}
+
+// SORT_FIRST: whether the scan may sort its first step (lm_first_step); the kernels with
+// capped registers do not (their 64 registers would spill).
+template <int CAP, bool SORT_FIRST>
 __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
 {
     // A plan linked for one dimension (lmdim_<N>) has it as a constant from here on.
@@ -116,7 +193,9 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     }
     if (threadIdx.x < 6) busy_ctl[threadIdx.x] = 0;  // and both flush flags
     for (int i = warp; i < qt; i += LM_WARPS) topk_init<CAP>(top_d + i * CAP, top_pos + i * CAP, lane);
-    __syncthreads();
+    // Whether some slot starts with no bound: then the first step sorts (lm_first_step).
+    const bool some_open = __syncthreads_or(threadIdx.x < count && !(thr[threadIdx.x] < inf));
+    const bool sort_first = SORT_FIRST && CAP <= 32 && some_open;
     ivf_lm_stage_queries(queries, qidx, qt, dim, step_buffers, work);
     if (ivf_lm_bounded()) {
         __syncthreads();  // the staged queries' norms (the first step's barrier orders the bounds)
@@ -155,7 +234,14 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         const unsigned int my_bound = threadIdx.x < count ? bound[qidx[threadIdx.x]] : 0u;
         if (fetch_early && st + 1 < steps)
             ivf_lm_fetch(next_rows, norms + base + LM_STEP_ROWS, next_groups, dim, veclen, &regs, work, qt, next_slot);
-        ivf_lm_multiply(dim, qt, count, work, slot, cand);
+        if (st == 0 && sort_first) {
+            ivf_lm_step_scores(dim, qt, count, work, slot, cand_score, cand_cap);
+            __syncthreads();
+            lm_first_step<CAP>(cand, top_d, top_pos, count, k, size, ids + off, qidx, query_base, filter, filter_words,
+                               bound);
+        } else {
+            ivf_lm_multiply(dim, qt, count, work, slot, cand);
+        }
         if (threadIdx.x < count) qbound[threadIdx.x] = lm_bound_score(my_bound);
         __syncthreads();
         if (!fetch_early && st + 1 < steps)
@@ -245,7 +331,7 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
 // Two blocks an SM (at most 128 registers a thread) where the top-k lists are small; the
 // largest capacities would spill there, and their tiles are 16 queries anyway.
 #define IVF_LMSCAN_KERNEL(CAP) \
-    extern "C" __global__ void __launch_bounds__(LM_THREADS, (CAP <= 256 ? 2 : 1)) ivf_lmscan_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
+    extern "C" __global__ void __launch_bounds__(LM_THREADS, (CAP <= 256 ? 2 : 1)) ivf_lmscan_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP, true>(IVF_LMSCAN_ARGS); }
 IVF_FOR_EACH_CAPACITY(IVF_LMSCAN_KERNEL)
 
 // The same scan with registers capped for more resident blocks, for small top-k lists
@@ -254,7 +340,7 @@ IVF_FOR_EACH_CAPACITY(IVF_LMSCAN_KERNEL)
 // (`list_major::tile::LmKernel::choose`); these link the tile fragment that copies rows
 // with cp.async, holding no step in registers.
 #define IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, CAP) \
-    extern "C" __global__ void __launch_bounds__(LM_THREADS, BLOCKS) ivf_lmscan_o##BLOCKS##_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP>(IVF_LMSCAN_ARGS); }
+    extern "C" __global__ void __launch_bounds__(LM_THREADS, BLOCKS) ivf_lmscan_o##BLOCKS##_c##CAP##_kernel(IVF_LMSCAN_PARAMS) { ivf_lmscan_body<CAP, false>(IVF_LMSCAN_ARGS); }
 #define IVF_LMSCAN_CAPPED_KERNELS(BLOCKS) \
     IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 1) IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 2) IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 4) \
     IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 8) IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 16) IVF_LMSCAN_CAPPED_KERNEL(BLOCKS, 32)

@@ -68,7 +68,7 @@ __device__ __forceinline__ void ivf_lmseed_tile_body(LMSEEDT_PARAMS)
         // (one buffer) once it is.
         if (!ivf_lm_async_rows() && st + 1 < steps)
             ivf_lm_fetch(next_rows, norms + base + LM_STEP_ROWS, next_groups, dim, veclen, &regs, work, qt, 0);
-        ivf_lm_step_scores(dim, qt, count, work, 0, scores);
+        ivf_lm_step_scores(dim, qt, count, work, 0, scores, LM_STEP_ROWS);
         __syncthreads();
         if (ivf_lm_async_rows() && st + 1 < steps)
             ivf_lm_fetch(next_rows, norms + base + LM_STEP_ROWS, next_groups, dim, veclen, &regs, work, qt, 0);

@@ -633,13 +633,13 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, int, unsigned char* 
     }
 }
 
-extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int, unsigned char* work, int, float* scores) {
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int, unsigned char* work, int, float* scores, int ld) {
     const LmWork w = lm_work(work, dim, qt, 0);
     lm_wmma_dots(dim, qt, w);
     const bool l2 = ivf_metric_l2();
     for (int e = threadIdx.x; e < qt * LM_STEP_ROWS; e += LM_THREADS) {
         const int i = e / LM_STEP_ROWS, r = e % LM_STEP_ROWS;
-        scores[e] = lm_score(w.dots[i * LM_ACC_STRIDE + r], w.qn[i], w.xn[r], l2);
+        scores[i * ld + r] = lm_score(w.dots[i * LM_ACC_STRIDE + r], w.qn[i], w.xn[r], l2);
     }
 }
 #elif defined(LM_MMA)
@@ -932,9 +932,9 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, int count, unsigned 
     else lm_mma<1>(dim, w, cand, used);
 }
 
-// Every accumulator of warp w scored into scores[slot][row] (lm_mma's layout).
+// Every accumulator of warp w scored into scores[slot × ld + row] (lm_mma's layout).
 template <int NT>
-__device__ __forceinline__ void lm_mma_scores(int dim, const LmWork& w, float* scores, int used) {
+__device__ __forceinline__ void lm_mma_scores(int dim, const LmWork& w, float* scores, int ld, int used) {
     if (lm_warp_idle<NT>(used)) return;
     Sum c[NT][4];
     lm_step_products<NT>(dim, w, c);
@@ -948,18 +948,18 @@ __device__ __forceinline__ void lm_mma_scores(int dim, const LmWork& w, float* s
         #pragma unroll
         for (int j = 0; j < 4; ++j) {
             const int i = i0 + 8 * n + (j & 1), r = r0 + (j >= 2 ? 8 : 0);
-            scores[i * LM_STEP_ROWS + r] = lm_score(c[n][j], w.qn[i], j >= 2 ? xn1 : xn0, l2);
+            scores[i * ld + r] = lm_score(c[n][j], w.qn[i], j >= 2 ? xn1 : xn0, l2);
         }
     }
 }
 
 // By the occupied slots, as ivf_lm_multiply.
-extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int count, unsigned char* work, int slot, float* scores) {
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int count, unsigned char* work, int slot, float* scores, int ld) {
     const LmWork w = lm_work(work, dim, qt, slot);
     const int used = min(qt, count);
-    if (used > 32) lm_mma_scores<4>(dim, w, scores, used);
-    else if (used > 16) lm_mma_scores<2>(dim, w, scores, used);
-    else lm_mma_scores<1>(dim, w, scores, used);
+    if (used > 32) lm_mma_scores<4>(dim, w, scores, ld, used);
+    else if (used > 16) lm_mma_scores<2>(dim, w, scores, ld, used);
+    else lm_mma_scores<1>(dim, w, scores, ld, used);
 }
 #else
 template <int QPT> __device__ __forceinline__ void lm_load_queries(const float* p, float* q);
@@ -1023,9 +1023,9 @@ extern "C" __device__ void ivf_lm_multiply(int dim, int qt, int, unsigned char* 
     else lm_multiply<1>(dim, qt, w, cand);
 }
 
-extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int, unsigned char* work, int, float* scores) {
+extern "C" __device__ void ivf_lm_step_scores(int dim, int qt, int, unsigned char* work, int, float* scores, int ld) {
     const LmWork w = lm_work(work, dim, qt, 0);
-    auto store = [&](int i, int r, float sc) { scores[i * LM_STEP_ROWS + r] = sc; };
+    auto store = [&](int i, int r, float sc) { scores[i * ld + r] = sc; };
     if (qt == 64) lm_fma_scores<4>(dim, qt, w, store);
     else if (qt == 32) lm_fma_scores<2>(dim, qt, w, store);
     else lm_fma_scores<1>(dim, qt, w, store);
