@@ -101,6 +101,13 @@ struct LmCandidates {
     unsigned char* flag;  // [qt], zero after each offer
 };
 
+// Slot i kept its first row since its list was last offered: it joins the busy slots (the
+// tile's keep, and the scan's sorted first step: lmscan.cu).
+__device__ __forceinline__ void lm_mark_busy(const LmCandidates& cand, int i) {
+    cand.busy[atomicAdd(cand.busy_n, 1)] = i;
+    cand.flag[i] = 1;
+}
+
 // Stages the tile's `qt` queries (slot i ← query qidx[i] of `queries`, zeros where
 // qidx[i] < 0) with their squared norms, in a work area of `step_buffers` step buffers.
 extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, const int* qidx, int qt, int dim, int step_buffers, unsigned char* work);

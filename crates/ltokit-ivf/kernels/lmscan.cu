@@ -114,8 +114,7 @@ __device__ __forceinline__ void lm_first_step(const LmCandidates& cand, float* t
             }
             if (lane == 0 && n > 0) {
                 cand.count[i] = n;
-                cand.busy[atomicAdd(cand.busy_n, 1)] = i;
-                cand.flag[i] = 1;
+                lm_mark_busy(cand, i);
                 if (n > cap - LM_STEP_ROWS) *cand.flush = 1;
             }
         } else {

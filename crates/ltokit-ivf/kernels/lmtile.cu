@@ -530,12 +530,6 @@ extern "C" __device__ void ivf_lm_store(const unsigned char* rows, int groups, i
 #endif
 
 // ---- products ---------------------------------------------------------------------------
-// Slot i kept its first row since its list was last offered: it joins the busy slots.
-__device__ __forceinline__ void lm_mark_busy(const LmCandidates& cand, int i) {
-    cand.busy[atomicAdd(cand.busy_n, 1)] = i;
-    cand.flag[i] = 1;
-}
-
 // Keeps `n` candidates for slot i: reserves their places in its list (the first marks the
 // slot busy) and raises the flush flag when the list passes LM_TILE_CAND_CAP - 64, so that the
 // next step cannot overflow it. Returns the first place.
