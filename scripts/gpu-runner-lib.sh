@@ -25,6 +25,12 @@
 #   full_profile NAME BUILD SKIP SET LISTS PROBES UNTIL
 #                             a full ncu profile of the (SKIP+1)-th lmscan launch: details
 #                             and SASS source counters into W/full-NAME-*
+#   coarse_profile BUILD UNTIL
+#                             a full ncu profile of the images × 2 bench's third 8-bit
+#                             score-matrix launch (the first two are the index build's):
+#                             details and SASS source counters into W/full-coarse-*
+#   profile_summaries NAME... the SASS summary, regions and headline metrics of each
+#                             W/full-NAME profile into OUT/sass.txt
 #   env_build NAME BASE VAR=VALUE...
 #                             gpu-run/bin/ltokit-NAME: build BASE run with those
 #                             environment variables (a WIP knob swept by one build), its
@@ -95,6 +101,30 @@ full_profile() {
   ncu -i "$f.ncu-rep" --page details > "$f-details.txt" 2>&1
   ncu -i "$f.ncu-rep" --page source --csv --print-source sass > "$f-sass.csv" 2>&1
   echo "full $1 at $SECONDS s" >> "$W/times.txt"
+}
+
+coarse_profile() {
+  local left=$(($2 - SECONDS))
+  if [ "$left" -lt 20 ]; then echo "no profile: coarse" >> "$W/times.txt"; return; fi
+  # shellcheck disable=SC2046 # bench_args is a word list
+  timeout "$left" ncu --set full --import-source no -k regex:ivf_coarse_scores_imma --launch-skip 2 --launch-count 1 \
+    -o "$W/coarse" "gpu-run/bin/ltokit-$1" $(bench_args "$1" images 256 2) > "$W/coarse.log" 2>&1
+  ncu -i "$W/coarse.ncu-rep" --page details > "$W/full-coarse-details.txt" 2>&1
+  ncu -i "$W/coarse.ncu-rep" --page source --csv --print-source sass > "$W/full-coarse-sass.csv" 2>&1
+  echo "coarse at $SECONDS s" >> "$W/times.txt"
+}
+
+profile_summaries() {
+  local n f
+  for n in "$@"; do
+    f="$W/full-$n-sass.csv"
+    [ -s "$f" ] || continue
+    echo "== $n"
+    python3 scripts/sass-summary.py "$f" 25 2>&1 | head -60
+    python3 scripts/sass-regions.py "$f" 2>&1 | head -30
+    grep -E 'Duration|Registers Per|Achieved Occ|Issue Slots|L2 Hit|DRAM Through|Memory Throughput|Waves|No Eligible' \
+      "$W/full-$n-details.txt"
+  done > "$OUT/sass.txt" 2>&1
 }
 
 env_build() {

@@ -12,18 +12,20 @@
 // epilogue forms 256 · hi + lo in f32 and multiplies by the centre's 2^-scale, stored as
 // f32 after the limb rows (`split` + 2 n_pad dim_pad words; the host's `inv_scale` is 1).
 //
-// Against the f16 form, a chunk of 64 bytes holds 64 dimensions instead of 32, and each
+// Against the f16 form, a byte holds a dimension instead of half of one, and each
 // 16-query × 8-centre block takes two IMMA a k step of 32 dimensions where the f16 form
 // takes four HMMA: half the tensor-core instructions, a third fewer ldmatrix, half the
 // shared memory and L2 bytes a dimension. Each warp multiplies 32 queries × 16 centres
 // (two accumulators a block, one for each limb), so a 64-centre tile takes four warps
 // across the centres; the queries' 8-byte groups are staged as they are in memory
-// (cp.async where they are 8-byte aligned, three chunks deep: ci_scores, ch_pipeline).
+// (cp.async where they are 8-byte aligned: ci_scores, ch_pipeline), in chunks of 128
+// bytes (CI_KC) where the f16 form's are 64.
 #include "coarse.cuh"
 #include "coarse_tile.cuh"
 
 #define CI_WC 4                 // warps across the centres: 16 centres each
-#define CI_KC (2 * CH_KC)       // dimensions of a chunk (64 bytes, two m16n8k32 steps)
+#define CI_KC 128               // dimensions of a chunk (128 bytes, four m16n8k32 steps)
+#define CI_LD (ChRow<CI_KC>::LD)  // 16-bit words of a staged row
 
 // The IMMA of the query type: A (16 queries × 32 values) against B (8 centres' limb,
 // signed for hi, unsigned for lo), s32 accumulation.
@@ -43,8 +45,8 @@ MMA_M16N8(ci_imma_lo, CI_FORM_LO, int, "r")
 template <int WQ> struct CiTile {
     static constexpr int TQ = 32 * WQ;                           // queries of a tile
     static constexpr int THREADS = 32 * WQ * CI_WC;
-    static constexpr int QGROUPS = TQ * (CH_KC / 4) / THREADS;   // 8-byte query groups a thread stages
-    static constexpr int QSTAGE = TQ * CH_LD, CSTAGE = 2 * CH_TC * CH_LD;  // 16-bit words of a stage
+    static constexpr int QGROUPS = TQ * ChRow<CI_KC>::GROUPS / THREADS;  // 8-byte query groups a thread stages
+    static constexpr int QSTAGE = TQ * CI_LD, CSTAGE = 2 * CH_TC * CI_LD;  // 16-bit words of a stage
     static_assert(THREADS == ChTile<2 * WQ>::THREADS, "the copies of the f16 tile of twice the warps");
 };
 
@@ -60,8 +62,8 @@ __device__ __forceinline__ void ci_load_queries(CiQueries<WQ>& r, const unsigned
     using T = CiTile<WQ>;
     #pragma unroll
     for (int u = 0; u < T::QGROUPS; ++u) {
-        const int q = q0 + ch_query_row<T::THREADS>(u);
-        const int d = k0 + 8 * ((int)threadIdx.x % (CH_KC / 4));
+        const int q = q0 + ch_query_row<T::THREADS, CI_KC>(u);
+        const int d = k0 + 8 * ((int)threadIdx.x % ChRow<CI_KC>::GROUPS);
         const long long at = (long long)q * dim + d;
         unsigned w[2] = {0u, 0u};
         #pragma unroll
@@ -81,10 +83,10 @@ __device__ __forceinline__ void ci_store_queries(CiQueries<WQ>& r, unsigned char
     using T = CiTile<WQ>;
     #pragma unroll
     for (int u = 0; u < T::QGROUPS; ++u) {
-        const int row = ch_query_row<T::THREADS>(u);
-        const int col = 8 * ((int)threadIdx.x % (CH_KC / 4));
+        const int row = ch_query_row<T::THREADS, CI_KC>(u);
+        const int col = 8 * ((int)threadIdx.x % ChRow<CI_KC>::GROUPS);
         asm volatile("" : "+r"(r.raw[u].x), "+r"(r.raw[u].y));
-        *reinterpret_cast<uint2*>(qs + row * (2 * CH_LD) + col) = r.raw[u];
+        *reinterpret_cast<uint2*>(qs + row * (2 * CI_LD) + col) = r.raw[u];
     }
 }
 
@@ -93,14 +95,14 @@ __device__ __forceinline__ void ci_store_queries(CiQueries<WQ>& r, unsigned char
 __device__ __forceinline__ void ci_multiply_chunk(const __half* q, const __half* c, int (&hi)[2][2][4],
                                                   int (&lo)[2][2][4]) {
     #pragma unroll
-    for (int k = 0; k < CH_KC; k += 16) {  // 16 words: a k step of 32 bytes
+    for (int k = 0; k < CI_KC / 2; k += 16) {  // 16 words: a k step of 32 bytes
         unsigned a[2][4];
         mma_ldsm_x4(a[0], q + k);
-        mma_ldsm_x4(a[1], q + 16 * CH_LD + k);
+        mma_ldsm_x4(a[1], q + 16 * CI_LD + k);
         #pragma unroll
         for (int n = 0; n < 2; ++n) {
             unsigned b[4];  // hi at k, hi at k + 16 bytes, lo at k, lo at k + 16 bytes
-            mma_ldsm_x4(b, c + n * 8 * CH_LD + k);
+            mma_ldsm_x4(b, c + n * 8 * CI_LD + k);
             #pragma unroll
             for (int m = 0; m < 2; ++m) {
                 ci_imma_lo(lo[m][n], a[m], b[2], b[3]);
@@ -110,17 +112,30 @@ __device__ __forceinline__ void ci_multiply_chunk(const __half* q, const __half*
     }
 }
 
-// Stages of the cp.async pipeline (VEC8): chunks k + 1 and k + 2 in flight while chunk k
-// is multiplied. Three stages of queries and centres are 46,080 bytes of the 48 KiB of
-// static shared memory a kernel may declare.
-#define CI_STAGES 3
+// Stages of the cp.async pipeline: chunk k + 1 in flight while chunk k is multiplied, 128
+// bytes ahead as three stages of 64-byte chunks were. Two stages of 128-byte chunks are
+// 55,296 bytes of dynamic shared memory, three blocks an SM 166 KB.
+//
+// Chunks of 128 bytes, not 64: every chunk costs a warp a barrier, the copies' address
+// arithmetic, the tile's pipeline counters and the accumulators' moves after its products
+// (main's SASS, sm_90: about 219 instructions a 64-byte chunk for 16 IMMA; about 250 a
+// 128-byte chunk for 32), so 128-byte chunks issue about 40 % fewer instructions a
+// dimension, for 64 bytes more padding at most a row (the images' 784: 896 bytes, not 832).
+// Measured on the H100 (session 48, `docs/gpu-runs/2026-12-07-s48/`, `c128` against main,
+// two calls): the images' score matrix 43.2 → 39.7 µs (× 2, ncu), lowdim-i8's 33.4 → 32.5
+// µs (× 10); device QPS at batch 10,000 images +0.9 / −0.5 / +1.1 / −0.3 % and +2.6 / +1.4
+// / +0.9 / +0.7 % (2 / 5 / 10 / 20 probes), at 1,000 −0.2 to +1.0 %, lowdim-i8 −1.0 to
+// +1.0 %, wide-i8 −0.2 to +1.0 %. The form that loads queries through registers (rows not
+// 8-byte aligned) spills 64 bytes at 80 registers (sm_90); the aligned form, which every
+// bench set takes, refills one register a tile.
+#define CI_STAGES 2
 
 // The tile of 32 WQ queries × 64 centres, 4 WQ warps (warp w: queries 32 (w % WQ) …,
 // centres 16 (w / WQ) …). `dim_pad` counts the limb rows' 16-bit words (half their
-// bytes), as ch_copy_centres reads them. qs: CI_STAGES stages of TQ query rows of CH_LD
+// bytes), as ch_copy_centres reads them. qs: CI_STAGES stages of TQ query rows of CI_LD
 // words; cs: as many of CH_TC hi rows then CH_TC lo rows.
 //   VEC8: the queries' bytes too are copied with cp.async, CI_STAGES stages deep — with
-//     one chunk in flight, the score matrix of the images (784 dimensions, 13 chunks)
+//     one 64-byte chunk in flight, the score matrix of the images (784 dimensions, 13 chunks)
 //     waited on its loads ("long scoreboard") in 41 % of its samples (ncu, session 32,
 //     `docs/gpu-runs/2026-12-06-s32/2-profiles/`). Measured on the H100 (session 32,
 //     `3-pdim-cimma3/`, `cimma3` against main, three rounds): the images' score matrix
@@ -144,8 +159,8 @@ __device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
     const int wq = warp % WQ, wc = warp / WQ;
     // ldmatrix row addresses in 16-bit words, as in coarse_h16.cu: A = 16 of the warp's
     // queries at bytes k and k + 16; B = 8 centres, lanes 0–15 their hi limb, 16–31 lo.
-    const int qa = (wq * 32 + (lane & 7) + ((lane >> 3) & 1) * 8) * CH_LD + (lane >> 4) * 8;
-    const int cb = ((lane >> 4) * CH_TC + wc * 16 + (lane & 7)) * CH_LD + ((lane >> 3) & 1) * 8;
+    const int qa = (wq * 32 + (lane & 7) + ((lane >> 3) & 1) * 8) * CI_LD + (lane >> 4) * 8;
+    const int cb = ((lane >> 4) * CH_TC + wc * 16 + (lane & 7)) * CI_LD + ((lane >> 3) & 1) * 8;
     int hi[2][2][4], lo[2][2][4];
     auto clear = [&]() {
         #pragma unroll
@@ -176,8 +191,9 @@ __device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
         ch_pipeline_tiles<CI_STAGES>(
             tiles, chunks,
             [&](int i, int chunk, int s) {
-                ch_copy_query_groups<T::THREADS, T::QGROUPS>(stage_q(s), queries, nq, dim, tiles.q0(i), chunk * CI_KC);
-                ch_copy_centres<WQ * 2>(cs + s * T::CSTAGE, split, dim_pad, n_pad, tiles.c0(i), chunk * CI_KC / 2);
+                ch_copy_query_groups<T::THREADS, T::QGROUPS, CI_KC>(stage_q(s), queries, nq, dim, tiles.q0(i),
+                                                                    chunk * CI_KC);
+                ch_copy_centres<WQ * 2, CI_KC>(cs + s * T::CSTAGE, split, dim_pad, n_pad, tiles.c0(i), chunk * CI_KC / 2);
             },
             [&](int i, int chunk, int s) {
                 ci_multiply_chunk(qs + s * T::QSTAGE + qa, cs + s * T::CSTAGE + cb, hi, lo);
@@ -189,7 +205,7 @@ __device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
         const int q0 = tiles.q0(i), c0 = tiles.c0(i);
         CiQueries<WQ> next;
         __syncthreads();  // the tile before's last readers of stage 0 are done
-        ch_copy_centres<WQ * 2>(cs, split, dim_pad, n_pad, c0, 0);
+        ch_copy_centres<WQ * 2, CI_KC>(cs, split, dim_pad, n_pad, c0, 0);
         ci_load_queries<WQ>(next, queries, nq, dim, q0, 0);
         ci_store_queries<WQ>(next, stage_q(0));
         for (int k0 = 0, s = 0; k0 < dim; k0 += CI_KC, s ^= 1) {
@@ -197,7 +213,7 @@ __device__ __forceinline__ void ci_scores(CH_PARAMS, __half* qs, __half* cs)
             __syncthreads();  // this chunk is staged; the other stage's last readers are done
             const bool more = k0 + CI_KC < dim;
             if (more) {
-                ch_copy_centres<WQ * 2>(cs + (s ^ 1) * T::CSTAGE, split, dim_pad, n_pad, c0, (k0 + CI_KC) / 2);
+                ch_copy_centres<WQ * 2, CI_KC>(cs + (s ^ 1) * T::CSTAGE, split, dim_pad, n_pad, c0, (k0 + CI_KC) / 2);
                 ci_load_queries<WQ>(next, queries, nq, dim, q0, k0 + CI_KC);
             }
             ci_multiply_chunk(qs + s * T::QSTAGE + qa, cs + s * T::CSTAGE + cb, hi, lo);
@@ -211,8 +227,11 @@ template <int WQ>
 __device__ __forceinline__ void ci_kernel(CH_PARAMS)
 {
     using T = CiTile<WQ>;
-    __shared__ __align__(16) __half qs[CI_STAGES * T::QSTAGE];
-    __shared__ __align__(16) __half cs[CI_STAGES * T::CSTAGE];
+    // CI_STAGES stages of queries, then as many of centres (the host's
+    // `imma_shared_bytes`): past the 48 KiB a kernel may declare statically.
+    extern __shared__ __align__(16) __half ci_stages[];
+    __half* qs = ci_stages;
+    __half* cs = ci_stages + CI_STAGES * T::QSTAGE;
     if (dim % 8 == 0 && (reinterpret_cast<size_t>(queries) & 7) == 0) ci_scores<WQ, true>(CH_ARGS, qs, cs);
     else ci_scores<WQ, false>(CH_ARGS, qs, cs);
 }

@@ -15,12 +15,23 @@
                         // eight rows on distinct banks for ldmatrix
 #define CH_WC (CH_TC / 32)  // warps across the centres
 
+// A staged chunk row of ROW_BYTES bytes (64: the f16 form's CH_KC halves; the 8-bit form
+// takes 64 or 128): its stride LD in 16-bit words (16 bytes more than the row, so that
+// eight rows fall on distinct banks for ldmatrix: CH_LD for 64), its 8-byte query groups
+// and its 16-byte centre pieces.
+template <int ROW_BYTES> struct ChRow {
+    static_assert(ROW_BYTES == 64 || ROW_BYTES == 128, "chunks of 64 or 128 bytes");
+    static constexpr int LD = ROW_BYTES / 2 + 8;
+    static constexpr int GROUPS = ROW_BYTES / 8;
+    static constexpr int PIECES = ROW_BYTES / 16;
+};
+static_assert(ChRow<2 * CH_KC>::LD == CH_LD, "the f16 form's stride");
+
 // The tile's shape for WQ warps across the queries.
 template <int WQ> struct ChTile {
     static constexpr int TQ = 32 * WQ;                               // queries of a tile
     static constexpr int THREADS = 32 * WQ * CH_WC;
     static constexpr int QGROUPS = TQ * CH_KC / 4 / THREADS;         // query groups of 4 a thread stages
-    static constexpr int CCOPIES = 2 * CH_TC * CH_KC / 8 / THREADS;  // 16-byte centre copies a thread issues
     static constexpr int QSTAGE = TQ * CH_LD, CSTAGE = 2 * CH_TC * CH_LD;  // halves of a stage
 };
 
@@ -32,54 +43,62 @@ template <int WQ> struct ChTile {
 // wavefronts a store request) was measured beside it and gained nothing (session 21,
 // `docs/gpu-runs/2026-12-02-s21/1-coarse-ab/`, `rows`: the score matrix 65.3 µs on images
 // × 2 like main's, device QPS within the noise).
-template <int THREADS>
+// (ROW_BYTES: the bytes of a staged chunk row, ChRow.)
+template <int THREADS, int ROW_BYTES = 2 * CH_KC>
 __device__ __forceinline__ int ch_query_row(int u) {
-    static_assert(THREADS % (8 * (CH_KC / 4)) == 0, "whole groups of 8 rows a round");
-    const int j = (int)threadIdx.x / (CH_KC / 4);
-    return j + THREADS / (CH_KC / 4) * u;
+    constexpr int GROUPS = ChRow<ROW_BYTES>::GROUPS;
+    static_assert(THREADS % (8 * GROUPS) == 0, "whole groups of 8 rows a round");
+    const int j = (int)threadIdx.x / GROUPS;
+    return j + THREADS / GROUPS * u;
 }
 
 // Starts the copy of the chunk at dimension k0 of centres c0 … c0 + 63, both halves, into
 // cs (hi rows, then lo rows, CH_LD halves a row). `halves`: hi of every padded row, then
 // lo, `dim_pad` halves a row, `n_pad` rows each.
-template <int WQ>
+// With ROW_BYTES 128, rows of 64 halves at k0 into rows of ChRow<128>::LD.
+template <int WQ, int ROW_BYTES = 2 * CH_KC>
 __device__ __forceinline__ void ch_copy_centres(__half* cs, const unsigned short* halves, int dim_pad, int n_pad,
                                                 int c0, int k0) {
     using T = ChTile<WQ>;
-    // Copy e = threadIdx.x + THREADS · u is piece e % 4 of row e / 4 of hi then lo rows:
-    // with THREADS / 4 dividing CH_TC, its part and its row's distance from threadIdx.x / 4
-    // are constants of u, so that the copies of u are constant offsets of one address.
-    static_assert(CH_TC % (T::THREADS / (CH_KC / 8)) == 0, "a round of copies within one part");
+    using R = ChRow<ROW_BYTES>;
+    constexpr int COPIES = 2 * CH_TC * R::PIECES / T::THREADS;
+    // Copy e = threadIdx.x + THREADS · u is piece e % PIECES of row e / PIECES of hi then
+    // lo rows: with THREADS / PIECES dividing CH_TC, its part and its row's distance from
+    // threadIdx.x / PIECES are constants of u, so that the copies of u are constant
+    // offsets of one address.
+    static_assert(CH_TC % (T::THREADS / R::PIECES) == 0, "a round of copies within one part");
     #pragma unroll
-    for (int u = 0; u < T::CCOPIES; ++u) {
-        const int rows_before = T::THREADS / (CH_KC / 8) * u;
+    for (int u = 0; u < COPIES; ++u) {
+        const int rows_before = T::THREADS / R::PIECES * u;
         const int part = rows_before / CH_TC;
-        const int row = (int)threadIdx.x / (CH_KC / 8) + rows_before % CH_TC;
-        const int piece = (int)threadIdx.x % (CH_KC / 8);
+        const int row = (int)threadIdx.x / R::PIECES + rows_before % CH_TC;
+        const int piece = (int)threadIdx.x % R::PIECES;
         const unsigned short* src =
             halves + ((long long)part * n_pad + c0 + row) * dim_pad + k0 + 8 * piece;
-        const unsigned dst = mma_shared_address(cs + (part * CH_TC + row) * CH_LD + 8 * piece);
+        const unsigned dst = mma_shared_address(cs + (part * CH_TC + row) * R::LD + 8 * piece);
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
 // Starts the copy of one chunk's query bytes of this thread into stage `qs` with cp.async:
-// group u is row ch_query_row(u) of the tile, bytes `byte0` + 8 (threadIdx.x % 8) … + 7 of
+// group u is row ch_query_row(u) of the tile, bytes `byte0` + 8 (threadIdx.x % GROUPS) … + 7 of
 // each query's `row_bytes`, zeros past the batch or the row. The groups are whole (the
 // caller's rows are 8-byte aligned and a whole number of groups); the caller commits.
-template <int THREADS, int QGROUPS>
+// (ROW_BYTES: the chunk's bytes a row, ChRow.)
+template <int THREADS, int QGROUPS, int ROW_BYTES = 2 * CH_KC>
 __device__ __forceinline__ void ch_copy_query_groups(unsigned char* qs, const unsigned char* queries, int nq,
                                                      long long row_bytes, int q0, int byte0) {
+    using R = ChRow<ROW_BYTES>;
     #pragma unroll
     for (int u = 0; u < QGROUPS; ++u) {
-        const int row = ch_query_row<THREADS>(u);
-        const int col = 8 * ((int)threadIdx.x % (CH_KC / 4));
+        const int row = ch_query_row<THREADS, ROW_BYTES>(u);
+        const int col = 8 * ((int)threadIdx.x % R::GROUPS);
         const int q = q0 + row, b = byte0 + col;
         const bool ok = q < nq && b < row_bytes;
         const unsigned char* src = queries + (ok ? (long long)q * row_bytes + b : 0);
         asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;"
-                     :: "r"(mma_shared_address(qs + row * (2 * CH_LD) + col)), "l"(src), "r"(ok ? 8 : 0) : "memory");
+                     :: "r"(mma_shared_address(qs + row * (2 * R::LD) + col)), "l"(src), "r"(ok ? 8 : 0) : "memory");
     }
 }
 

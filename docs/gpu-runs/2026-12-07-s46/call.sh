@@ -22,23 +22,8 @@ if [ -n "${PROFILE:-}" ]; then
   python3 scripts/make-bench-data.py /tmp/bench-data images > /dev/null 2>&1
   full_profile img2 main 0 images 256 2 $((L - 100))
   full_profile img20 main 0 images 256 20 $((L - 50))
-  left=$((L - 8 - SECONDS))
-  if [ "$left" -gt 20 ]; then
-    # shellcheck disable=SC2046 # bench_args is a word list
-    timeout "$left" ncu --set full --import-source no -k regex:ivf_coarse_scores_imma --launch-skip 2 --launch-count 1 \
-      -o "$W/coarse" gpu-run/bin/ltokit-main $(bench_args main images 256 2) > "$W/coarse.log" 2>&1
-    ncu -i "$W/coarse.ncu-rep" --page details > "$W/full-coarse-details.txt" 2>&1
-    ncu -i "$W/coarse.ncu-rep" --page source --csv --print-source sass > "$W/full-coarse-sass.csv" 2>&1
-    echo "coarse at $SECONDS s" >> "$W/times.txt"
-  fi
-  for n in img2 img20 coarse; do
-    f="$W/full-$n-sass.csv"
-    [ -s "$f" ] || continue
-    echo "== $n"
-    python3 scripts/sass-summary.py "$f" 25 2>&1 | head -60
-    python3 scripts/sass-regions.py "$f" 2>&1 | head -30
-    grep -E 'Duration|Registers Per|Achieved Occ|Issue Slots|L2 Hit|DRAM Through|Memory Throughput|Waves' "$W/full-$n-details.txt"
-  done > "$OUT/sass.txt" 2>&1
+  coarse_profile main $((L - 8))
+  profile_summaries img2 img20 coarse
 fi
 cat "$W/gpu.txt"
 runner_finish

@@ -114,8 +114,8 @@ fn cut_rows<T: Copy + Default>(
 }
 
 /// Dimensions of a chunk of the 8-bit score matrix (`CI_KC` in kernels/coarse_imma.cu:
-/// 64 bytes, as the f16 form's 32 halves): the limb rows' width is padded to a multiple.
-pub(crate) const LIMB_CHUNK_DIMS: usize = 2 * HALF_CHUNK_DIMS;
+/// 128 bytes): the limb rows' width is padded to a multiple.
+pub(crate) const LIMB_CHUNK_DIMS: usize = 128;
 /// The widest dimension the 8-bit score matrix takes: a query's products with the low
 /// limb (≤ 255 · 255 a dimension) must stay within its s32 accumulator.
 pub(crate) const LIMB_MAX_DIM: usize = (i32::MAX as usize) / (255 * 255);
@@ -369,6 +369,26 @@ mod tests {
                         "{spread:?} centre {c} dim {d}: {v} off by {err}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn limb_rows_pad_to_whole_128_byte_chunks_of_zeros() {
+        // kernels/coarse_imma.cu copies 128-byte chunks of every limb row unchecked: a row
+        // must end on a whole chunk, its padding zero (the queries' padding is zero too,
+        // but a row's tail must not be the next row's start, nor past the allocation).
+        for (dim, row_bytes) in [(1, 128), (128, 128), (129, 256), (784, 896)] {
+            let centers: Vec<f32> = (0..3 * dim).map(|i| 1.0 + (i % 7) as f32).collect();
+            let split = split_limbs(&centers, dim);
+            assert_eq!(2 * split.dim_pad, row_bytes, "dim {dim}");
+            let bytes: Vec<u8> = split.halves.iter().flat_map(|w| w.to_le_bytes()).collect();
+            for row in 0..2 * split.n_pad {
+                let tail = &bytes[row * row_bytes + dim..(row + 1) * row_bytes];
+                assert!(
+                    tail.iter().all(|&b| b == 0),
+                    "dim {dim}: row {row}'s padding"
+                );
             }
         }
     }

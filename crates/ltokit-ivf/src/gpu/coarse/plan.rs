@@ -122,6 +122,12 @@ pub(super) fn half_shared_bytes(tile_queries: usize) -> usize {
     stages * (tile_queries + 2 * HALF_CENTER_TILE) * HALF_ROW_STRIDE * 2
 }
 
+/// Bytes of dynamic shared memory a block of the 8-bit score matrix takes
+/// (kernels/coarse_imma.cu `ci_kernel`): two stages (`CI_STAGES`) of its 64 query rows and
+/// of the centres' 64 hi and 64 lo limb rows, each a 128-byte chunk in a row of 144 bytes
+/// (`CI_LD`). Three blocks an SM hold 166 KB.
+const IMMA_SHARED_BYTES: usize = 2 * (64 + 2 * HALF_CENTER_TILE) * 144;
+
 /// Halves of a staged row of the f16 score matrix (`CH_LD`: 80 bytes, 16-byte aligned,
 /// eight rows on distinct banks for ldmatrix).
 const HALF_ROW_STRIDE: usize = 40;
@@ -205,7 +211,7 @@ impl MatrixArith {
                     signature: SCORES_H16_SIGNATURE,
                     tile: (64, HALF_CENTER_TILE, 256),
                     split: CenterSplit::Limbs,
-                    shared: 0,
+                    shared: IMMA_SHARED_BYTES,
                     resident: Some(3),
                 }
             }
@@ -610,6 +616,22 @@ mod tests {
         assert_eq!(grid(DType::U8, (2_000, 601)), (320, 1, 1));
         // f32 (3xTF32) keeps a block a tile, on two axes.
         assert_eq!(grid(DType::F32, (10_000, 1024)), (313, 16, 1));
+    }
+
+    #[test]
+    fn the_integer_score_matrix_stages_fit_the_three_blocks_an_sm_it_declares() {
+        // kernels/coarse_imma.cu: two stages of 64 query rows and 128 limb rows, 144
+        // bytes each (128-byte chunks), three blocks an SM (`__launch_bounds__(256, 3)`)
+        // within an sm_90 SM's 228 KiB, 1 KiB of it reserved a block.
+        assert_eq!(IMMA_SHARED_BYTES, 55_296);
+        assert!(3 * (IMMA_SHARED_BYTES + 1024) <= 228 * 1024);
+        let spec = MatrixArith::TensorCores
+            .score_kernel(DType::U8, 784, (10_000, 256))
+            .spec();
+        assert_eq!(
+            (spec.plan.as_str(), spec.shared),
+            ("coarse_scores_imma_q64_u8", IMMA_SHARED_BYTES)
+        );
     }
 
     #[test]
