@@ -623,8 +623,9 @@ mod tests {
         // kernels/coarse_imma.cu: two stages of 64 query rows and 128 limb rows, 144
         // bytes each (128-byte chunks), three blocks an SM (`__launch_bounds__(256, 3)`)
         // within an sm_90 SM's 228 KiB, 1 KiB of it reserved a block.
+        let fits = |bytes: usize, blocks| blocks * (bytes + 1024) <= 228 * 1024;
+        assert!(fits(IMMA_SHARED_BYTES, 3));
         assert_eq!(IMMA_SHARED_BYTES, 55_296);
-        assert!(3 * (IMMA_SHARED_BYTES + 1024) <= 228 * 1024);
         let spec = MatrixArith::TensorCores
             .score_kernel(DType::U8, 784, (10_000, 256))
             .spec();
