@@ -227,8 +227,8 @@ template <int WQ>
 __device__ __forceinline__ void ci_kernel(CH_PARAMS)
 {
     using T = CiTile<WQ>;
-    // CI_STAGES stages of queries, then as many of centres (the host's
-    // `imma_shared_bytes`): past the 48 KiB a kernel may declare statically.
+    // CI_STAGES stages of queries, then as many of centres (gpu/coarse/plan.rs
+    // `IMMA_SHARED_BYTES`): past the 48 KiB a kernel may declare statically.
     extern __shared__ __align__(16) __half ci_stages[];
     __half* qs = ci_stages;
     __half* cs = ci_stages + CI_STAGES * T::QSTAGE;

@@ -15,10 +15,10 @@
                         // eight rows on distinct banks for ldmatrix
 #define CH_WC (CH_TC / 32)  // warps across the centres
 
-// A staged chunk row of ROW_BYTES bytes (64: the f16 form's CH_KC halves; the 8-bit form
-// takes 64 or 128): its stride LD in 16-bit words (16 bytes more than the row, so that
-// eight rows fall on distinct banks for ldmatrix: CH_LD for 64), its 8-byte query groups
-// and its 16-byte centre pieces.
+// A staged chunk row of ROW_BYTES bytes (64: the f16 form's CH_KC halves; 128: the 8-bit
+// form's, coarse_imma.cu CI_KC): its stride LD in 16-bit words (16 bytes more than the row,
+// so that eight rows fall on distinct banks for ldmatrix: CH_LD for 64), its 8-byte query
+// groups and its 16-byte centre pieces.
 template <int ROW_BYTES> struct ChRow {
     static_assert(ROW_BYTES == 64 || ROW_BYTES == 128, "chunks of 64 or 128 bytes");
     static constexpr int LD = ROW_BYTES / 2 + 8;
@@ -52,10 +52,10 @@ __device__ __forceinline__ int ch_query_row(int u) {
     return j + THREADS / GROUPS * u;
 }
 
-// Starts the copy of the chunk at dimension k0 of centres c0 … c0 + 63, both halves, into
-// cs (hi rows, then lo rows, CH_LD halves a row). `halves`: hi of every padded row, then
-// lo, `dim_pad` halves a row, `n_pad` rows each.
-// With ROW_BYTES 128, rows of 64 halves at k0 into rows of ChRow<128>::LD.
+// Starts the copy of the chunk at 16-bit word k0 of centres c0 … c0 + 63, both halves (or
+// limbs), into cs (hi rows, then lo rows, ChRow<ROW_BYTES>::LD words a row: ROW_BYTES / 2
+// words of each row are copied). `halves`: hi of every padded row, then lo, `dim_pad`
+// words a row, `n_pad` rows each.
 template <int WQ, int ROW_BYTES = 2 * CH_KC>
 __device__ __forceinline__ void ch_copy_centres(__half* cs, const unsigned short* halves, int dim_pad, int n_pad,
                                                 int c0, int k0) {
