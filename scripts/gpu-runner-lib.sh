@@ -23,8 +23,9 @@
 #                             W/timeline-SET-PROBES-BUILD.csv, unless under 25 s are left
 #                             before UNTIL (seconds since runner_start)
 #   full_profile NAME BUILD SKIP SET LISTS PROBES UNTIL
-#                             a full ncu profile of the (SKIP+1)-th lmscan launch: details
-#                             and SASS source counters into W/full-NAME-*
+#                             a full ncu profile of the (SKIP+1)-th lmscan launch (or of
+#                             KERNEL, a name regex, from the environment): details and
+#                             SASS source counters into W/full-NAME-*
 #   coarse_profile BUILD UNTIL
 #                             a full ncu profile of the images × 2 bench's third 8-bit
 #                             score-matrix launch (the first two are the index build's):
@@ -96,7 +97,7 @@ full_profile() {
   local left=$(($7 - SECONDS)) f="$W/full-$1"
   if [ "$left" -lt 30 ]; then echo "no profile: $1" >> "$W/times.txt"; return; fi
   # shellcheck disable=SC2046
-  timeout "$left" ncu --set full --import-source no -k regex:ivf_lmscan --launch-skip "$3" --launch-count 1 \
+  timeout "$left" ncu --set full --import-source no -k "regex:${KERNEL:-ivf_lmscan}" --launch-skip "$3" --launch-count 1 \
     -o "$f" "gpu-run/bin/ltokit-$2" $(bench_args "$2" "$4" "$5" "$6") > "$f.log" 2>&1
   ncu -i "$f.ncu-rep" --page details > "$f-details.txt" 2>&1
   ncu -i "$f.ncu-rep" --page source --csv --print-source sass > "$f-sass.csv" 2>&1
@@ -104,14 +105,7 @@ full_profile() {
 }
 
 coarse_profile() {
-  local left=$(($2 - SECONDS))
-  if [ "$left" -lt 20 ]; then echo "no profile: coarse" >> "$W/times.txt"; return; fi
-  # shellcheck disable=SC2046 # bench_args is a word list
-  timeout "$left" ncu --set full --import-source no -k regex:ivf_coarse_scores_imma --launch-skip 2 --launch-count 1 \
-    -o "$W/coarse" "gpu-run/bin/ltokit-$1" $(bench_args "$1" images 256 2) > "$W/coarse.log" 2>&1
-  ncu -i "$W/coarse.ncu-rep" --page details > "$W/full-coarse-details.txt" 2>&1
-  ncu -i "$W/coarse.ncu-rep" --page source --csv --print-source sass > "$W/full-coarse-sass.csv" 2>&1
-  echo "coarse at $SECONDS s" >> "$W/times.txt"
+  KERNEL=ivf_coarse_scores_imma full_profile coarse "$1" 2 images 256 2 "$2"
 }
 
 profile_summaries() {
