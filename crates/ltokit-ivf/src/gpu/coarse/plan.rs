@@ -8,7 +8,7 @@ use ltokit::launch::{Elem, Extent, Param};
 use ltokit::{Error, Result};
 
 use crate::data::DType;
-use crate::gpu::centers::LIMB_MAX_DIM;
+use crate::gpu::centers::{LIMB_CHUNK_DIMS, LIMB_MAX_DIM};
 use crate::gpu::list_major::TileArith;
 use crate::gpu::merge::{merge_kernel, SORT_MAX_CANDIDATES};
 use crate::gpu::{capacity, coarse_plan_name, KernelSpec};
@@ -122,11 +122,16 @@ pub(super) fn half_shared_bytes(tile_queries: usize) -> usize {
     stages * (tile_queries + 2 * HALF_CENTER_TILE) * HALF_ROW_STRIDE * 2
 }
 
+/// Queries of a tile of the 8-bit score matrix (kernels/coarse_imma.cu
+/// `ivf_coarse_scores_imma_q64_kernel`).
+const IMMA_QUERY_TILE: usize = 64;
+
 /// Bytes of dynamic shared memory a block of the 8-bit score matrix takes
 /// (kernels/coarse_imma.cu `ci_kernel`): two stages (`CI_STAGES`) of its 64 query rows and
-/// of the centres' 64 hi and 64 lo limb rows, each a 128-byte chunk in a row of 144 bytes
-/// (`CI_LD`). Three blocks an SM hold 166 KB.
-const IMMA_SHARED_BYTES: usize = 2 * (64 + 2 * HALF_CENTER_TILE) * 144;
+/// of the centres' 64 hi and 64 lo limb rows, each a 128-byte chunk ([`LIMB_CHUNK_DIMS`])
+/// in a row 16 bytes longer (`CI_LD`: 144 bytes). Three blocks an SM hold 166 KB.
+const IMMA_SHARED_BYTES: usize =
+    2 * (IMMA_QUERY_TILE + 2 * HALF_CENTER_TILE) * (LIMB_CHUNK_DIMS + 16);
 
 /// Halves of a staged row of the f16 score matrix (`CH_LD`: 80 bytes, 16-byte aligned,
 /// eight rows on distinct banks for ldmatrix).
@@ -209,7 +214,7 @@ impl MatrixArith {
                 ScoreKernel {
                     plan: format!("coarse_scores_imma_q64_{name}"),
                     signature: SCORES_H16_SIGNATURE,
-                    tile: (64, HALF_CENTER_TILE, 256),
+                    tile: (IMMA_QUERY_TILE, HALF_CENTER_TILE, 256),
                     split: CenterSplit::Limbs,
                     shared: IMMA_SHARED_BYTES,
                     resident: Some(3),
