@@ -1206,9 +1206,11 @@ fn large_batches_of_f16_and_8_bit_queries_take_the_score_matrix_of_the_split_cen
     let mut split_matrix_searches = 0;
     // f16 × 136: rows of whole 8-byte groups, copied as they are with cp.async (three
     // stages in the 128-query tiles; five chunks, the last partial); f16 × 37 goes through
-    // registers value by value.
+    // registers value by value. u8 × 40 takes the integer score matrix's cp.async copy of
+    // whole 8-byte groups; u8 × 37 its copy through registers (rows not 8-byte aligned).
     for (dtype, dim) in [
         (DType::U8, 40),
+        (DType::U8, 37),
         (DType::F16, 37),
         (DType::F16, 136),
         (DType::I8, 136),
