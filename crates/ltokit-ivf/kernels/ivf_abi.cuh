@@ -21,6 +21,14 @@ extern "C" __device__ float ivf_dist_by_difference(const unsigned char* group, i
 // Whether source id `id` is kept for query `query` (fragment filter_<kind>).
 extern "C" __device__ bool ivf_keep(long long id, int query, const unsigned int* filter, long long words);
 
+// Whether row `row` of a list of `size` rows, whose source ids start at `list_ids`, is one
+// query `query` may be given: a row of the list (steps and groups run past its end) that
+// the filter keeps. The list-major scan's offers and first step and both seeds ask it.
+__device__ __forceinline__ bool ivf_row_counts(const long long* list_ids, int size, int row, int query,
+                                               const unsigned int* filter, long long words) {
+    return row < size && ivf_keep(list_ids[row], query, filter, words);
+}
+
 // Accumulator → score where smaller is better, and score → reported distance
 // (fragment metric_<metric>).
 extern "C" __device__ float ivf_score(float acc, float qnorm2, float xnorm2);

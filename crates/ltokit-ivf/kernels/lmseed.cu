@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(128) ivf_lmseed_kernel(
         for (int g = part; g * 32 < size; g += parts) {
             const int row = g * 32 + lane;
             const unsigned char* group = data + (off + (long long)g * 32) * dim * elem_bytes;
-            lmseed_keep_two(lmseed_row_counts(off, size, row, ids, query_base + qi, filter, filter_words)
+            lmseed_keep_two(ivf_row_counts(ids + off, size, row, query_base + qi, filter, filter_words)
                                 ? lmseed_row_bound(group, staged, dim, lane, qn) : inf,
                             m1, m2);
         }

@@ -1,4 +1,4 @@
-// The bounds' seed's row check and fold of row scores into a query's k-th (lmseed.cu, lmseedt.cu).
+// The bounds' seed's fold of row scores into a query's k-th (lmseed.cu, lmseedt.cu).
 #pragma once
 #include "ivf_abi.cuh"
 #include "topk.cuh"
@@ -22,12 +22,6 @@ __device__ __forceinline__ float lmseed_best32(float m1, float m2, bool second, 
         ws_merge32(m1, none, m2, none, lane);
     }
     return m1;
-}
-
-// Whether row `row` of the list at `off` (`size` rows) is one the query may be given.
-__device__ __forceinline__ bool lmseed_row_counts(long long off, int size, int row, const long long* ids, int query,
-                                                  const unsigned int* filter, long long filter_words) {
-    return row < size && ivf_keep(ids[off + row], query, filter, filter_words);
 }
 
 // The bound key just above the k-th best score (0: no bound, where there is no k-th).

@@ -79,7 +79,7 @@ __device__ __forceinline__ void ivf_lmseed_tile_body(LMSEEDT_PARAMS)
                 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     const int r = h * 32 + lane, row = base + r;
-                    const bool counts = lmseed_row_counts(off, size, row, ids, query_base + qidx[i], filter, filter_words);
+                    const bool counts = ivf_row_counts(ids + off, size, row, query_base + qidx[i], filter, filter_words);
                     lmseed_keep_two(counts ? scores[i * LM_STEP_ROWS + r] : inf, m1[u], m2[u]);
                 }
             }
