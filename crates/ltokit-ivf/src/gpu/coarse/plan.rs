@@ -623,13 +623,17 @@ mod tests {
         assert_eq!(grid(DType::F32, (10_000, 1024)), (313, 16, 1));
     }
 
+    /// Whether an sm_90 SM (228 KiB of shared memory, 1 KiB of it reserved a block) holds
+    /// `blocks` blocks of `bytes` of shared memory each.
+    fn sm90_holds(blocks: usize, bytes: usize) -> bool {
+        blocks * (bytes + 1024) <= 228 * 1024
+    }
+
     #[test]
     fn the_integer_score_matrix_stages_fit_the_three_blocks_an_sm_it_declares() {
         // kernels/coarse_imma.cu: two stages of 64 query rows and 128 limb rows, 144
-        // bytes each (128-byte chunks), three blocks an SM (`__launch_bounds__(256, 3)`)
-        // within an sm_90 SM's 228 KiB, 1 KiB of it reserved a block.
-        let fits = |bytes: usize, blocks| blocks * (bytes + 1024) <= 228 * 1024;
-        assert!(fits(IMMA_SHARED_BYTES, 3));
+        // bytes each (128-byte chunks), three blocks an SM (`__launch_bounds__(256, 3)`).
+        assert!(sm90_holds(3, IMMA_SHARED_BYTES));
         assert_eq!(IMMA_SHARED_BYTES, 55_296);
         let spec = MatrixArith::TensorCores
             .score_kernel(DType::U8, 784, (10_000, 256))
@@ -642,11 +646,9 @@ mod tests {
 
     #[test]
     fn the_f16_score_matrix_stages_fit_the_blocks_an_sm_its_kernels_declare() {
-        // An sm_90 SM has 228 KiB of shared memory, 1 KiB of it reserved a block;
         // kernels/coarse_h16.cu declares three blocks an SM for 128-query tiles and five
         // for 64-query ones.
-        let fits = |tile, blocks| blocks * (half_shared_bytes(tile) + 1024) <= 228 * 1024;
-        assert!(fits(128, 3) && fits(64, 5));
+        assert!(sm90_holds(3, half_shared_bytes(128)) && sm90_holds(5, half_shared_bytes(64)));
         // Three stages of 128 queries pass the 48 KiB of static shared memory: dynamic.
         assert_eq!(half_shared_bytes(128), 61_440);
         assert_eq!(half_shared_bytes(64), 30_720);
