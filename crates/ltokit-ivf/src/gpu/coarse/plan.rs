@@ -126,12 +126,18 @@ pub(super) fn half_shared_bytes(tile_queries: usize) -> usize {
 /// `ivf_coarse_scores_imma_q64_kernel`).
 const IMMA_QUERY_TILE: usize = 64;
 
+/// Stages of the 8-bit score matrix's copy pipeline (kernels/coarse_imma.cu `CI_STAGES`).
+const IMMA_STAGES: usize = 2;
+
+/// Bytes of a staged row of the 8-bit score matrix (`CI_LD`: a 128-byte chunk,
+/// [`LIMB_CHUNK_DIMS`], and 16 bytes more, eight rows on distinct banks for ldmatrix).
+const IMMA_ROW_BYTES: usize = LIMB_CHUNK_DIMS + 16;
+
 /// Bytes of dynamic shared memory a block of the 8-bit score matrix takes
-/// (kernels/coarse_imma.cu `ci_kernel`): two stages (`CI_STAGES`) of its 64 query rows and
-/// of the centres' 64 hi and 64 lo limb rows, each a 128-byte chunk ([`LIMB_CHUNK_DIMS`])
-/// in a row 16 bytes longer (`CI_LD`: 144 bytes). Three blocks an SM hold 166 KB.
+/// (kernels/coarse_imma.cu `ci_kernel`): every stage holds its 64 query rows and the
+/// centres' 64 hi and 64 lo limb rows. Three blocks an SM hold 166 KB.
 const IMMA_SHARED_BYTES: usize =
-    2 * (IMMA_QUERY_TILE + 2 * HALF_CENTER_TILE) * (LIMB_CHUNK_DIMS + 16);
+    IMMA_STAGES * (IMMA_QUERY_TILE + 2 * HALF_CENTER_TILE) * IMMA_ROW_BYTES;
 
 /// Halves of a staged row of the f16 score matrix (`CH_LD`: 80 bytes, 16-byte aligned,
 /// eight rows on distinct banks for ldmatrix).
