@@ -48,6 +48,10 @@
 #                             list scans' of capacities other than 1, 16, 128, 1024 and of
 #                             dimensions only some tests take) from BUILD's bundle into the
 #                             tests' kernel cache, for at most LIMIT seconds
+#   tests_of BUILD WARM UNTIL TEST...
+#                             warm_test_cache BUILD WARM, then BUILD's IVF GPU tests TEST one
+#                             at a time (scripts/gpu-tests.sh) until UNTIL seconds since
+#                             runner_start, none started with under 20 s left
 #   runner_finish             W's logs into OUT (tests, times, a tarball of the rest), then
 #                             the A/B means, the tests' verdicts and each timeline printed
 runner_start() {
@@ -166,6 +170,13 @@ warm_test_cache() {
   timeout "$2" "$b/ltokit-$1" warmup --bundle "$b/ivf-$1.ltkb" --arch native --jobs 16 \
     --plans "$W/test-plans.txt" --cache-dir "$cache" > "$W/warmup.txt" 2>&1
   echo "warmup at $SECONDS s: $(tail -n 1 "$W/warmup.txt")" >> "$W/times.txt"
+}
+
+tests_of() {
+  local build=$1 warm=$2 until=$3
+  shift 3
+  warm_test_cache "$build" "$warm"
+  SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh "gpu-run/bin/test-ivf-$build" "$W" "$until" "$@"
 }
 
 runner_finish() {

@@ -7,7 +7,6 @@ runner_start "${TESTS_W:-/tmp/s43b}"
 L=${LIMIT:-400}
 b=${BUILD:?BUILD}
 nvidia-smi --query-gpu=name --format=csv,noheader > "$W/gpu.txt"
-warm_test_cache "$b" 100
-SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh gpu-run/bin/test-ivf-$b "$W" "$L" ${TEST_NAMES:-list_major_tiles list_major_bounds_seeded an_index_built_on_the_device device_resident}
+tests_of "$b" 100 "$L" ${TEST_NAMES:-list_major_tiles list_major_bounds_seeded an_index_built_on_the_device device_resident}
 cat "$W/gpu.txt"
 runner_finish

@@ -14,8 +14,7 @@ L=${LIMIT:-480}
 new=${NEW:-main2}
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader > "$W/gpu.txt"
 SETS=${SETS:-"lowdim-i8 images wide-i8"} ROUNDS=${ROUNDS:-1} ab_against "${AB:-70}" cand "$new"
-warm_test_cache "$new" 100
-SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh "gpu-run/bin/test-ivf-$new" "$W" "$L" \
+tests_of "$new" 100 "$L" \
   ${TEST_NAMES:-pairs_counted_in_the_coarse_selection eight_bit_distances list_major_bounds_seeded list_major_tiles every_variant repeated_device_searches}
 cat "$W/gpu.txt"
 runner_finish

@@ -12,8 +12,7 @@ L=${LIMIT:-420}
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader > "$W/gpu.txt"
 SETS=${SETS:-"lowdim-f16 lowdim"} ROUNDS=${ROUNDS:-2} ab_against "${AB:-150}" ${BUILDS:?BUILDS}
 if [ -n "${TESTS_OF:-}" ]; then
-  warm_test_cache "$TESTS_OF" 100
-  SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh "gpu-run/bin/test-ivf-$TESTS_OF" "$W" "$L" \
+  tests_of "$TESTS_OF" 100 "$L" \
     ${TEST_NAMES:-list_major_tiles every_variant list_major_bounds_seeded repeated_device_searches pairs_counted_in_the_coarse_selection}
 fi
 cat "$W/gpu.txt"

@@ -14,8 +14,7 @@ L=${LIMIT:-400}
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader > "$W/gpu.txt"
 [ "${AB:-150}" -gt 0 ] && SETS=${SETS:-"images lowdim-i8"} ROUNDS=${ROUNDS:-2} ab_against "${AB:-150}" ${BUILDS:?BUILDS}
 if [ -n "${TESTS_OF:-}" ]; then
-  warm_test_cache "$TESTS_OF" 100
-  SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh "gpu-run/bin/test-ivf-$TESTS_OF" "$W" $((L - ${PROFILE_S:-0})) \
+  tests_of "$TESTS_OF" 100 $((L - ${PROFILE_S:-0})) \
     ${TEST_NAMES:-every_variant list_major_tiles list_major_bounds_seeded list_major_lists_longer eight_bit_distances small_batches_cut probing_every_list large_batches_score rows_with_more_tied small_batches_split pairs_counted}
 fi
 if [ -n "${PROFILE:-}" ]; then

@@ -21,8 +21,7 @@ if [ -n "${TIMELINES:-}" ]; then
   for b in $BUILDS; do timeline "$b" lowdim-i8 1024 10 $((L - 20)); done
 fi
 if [ -n "${TESTS_OF:-}" ]; then
-  warm_test_cache "$TESTS_OF" 100
-  SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh "gpu-run/bin/test-ivf-$TESTS_OF" "$W" "$L" \
+  tests_of "$TESTS_OF" 100 "$L" \
     ${TEST_NAMES:-large_batches every_variant eight_bit_distances small_batches_split device_resident probing_every_list pairs_counted}
 fi
 cat "$W/gpu.txt"

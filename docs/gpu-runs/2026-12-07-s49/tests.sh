@@ -6,8 +6,7 @@ set -u
 . scripts/gpu-runner-lib.sh
 runner_start /tmp/s49t
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader > "$W/gpu.txt"
-warm_test_cache "${TESTS_OF:?TESTS_OF}" "${WARM:-60}"
 # shellcheck disable=SC2086 # TEST_NAMES is a word list
-SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh "gpu-run/bin/test-ivf-$TESTS_OF" "$W" "${LIMIT:-250}" ${TEST_NAMES:?TEST_NAMES}
+tests_of "${TESTS_OF:?TESTS_OF}" "${WARM:-60}" "${LIMIT:-250}" ${TEST_NAMES:?TEST_NAMES}
 cat "$W/gpu.txt"
 runner_finish

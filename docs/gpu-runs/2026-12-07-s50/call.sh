@@ -20,9 +20,8 @@ if [ -n "${TIMELINES:-}" ]; then
   done
 fi
 if [ -n "${TESTS_OF:-}" ]; then
-  warm_test_cache "$TESTS_OF" "${WARM:-100}"
   # shellcheck disable=SC2086 # TEST_NAMES is a word list
-  SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh "gpu-run/bin/test-ivf-$TESTS_OF" "$W" "$L" ${TEST_NAMES:?TEST_NAMES}
+  tests_of "$TESTS_OF" "${WARM:-100}" "$L" ${TEST_NAMES:?TEST_NAMES}
 fi
 cat "$W/gpu.txt"
 runner_finish
