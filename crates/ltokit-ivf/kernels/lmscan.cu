@@ -47,7 +47,7 @@ __device__ __forceinline__ LmOffer lm_candidate(const float* cand_score, const u
     if (j < n) {
         const int at = i * ivf_lm_cand_cap() + j;
         o.row = base + cand_row[at];
-        if (o.row < size && ivf_keep(list_ids[o.row], query, filter, filter_words)) o.s = cand_score[at];
+        if (ivf_row_counts(list_ids, size, o.row, query, filter, filter_words)) o.s = cand_score[at];
     }
     return o;
 }
@@ -95,7 +95,7 @@ __device__ __forceinline__ void lm_first_step(const LmCandidates& cand, float* t
         for (int h = 0; h < 2; ++h) {
             const int r = h * 32 + lane;
             s[h] = cand.score[i * cap + r];
-            pass[h] = s[h] < t && r < size && ivf_keep(list_ids[r], query_base + qidx[i], filter, filter_words);
+            pass[h] = s[h] < t && ivf_row_counts(list_ids, size, r, query_base + qidx[i], filter, filter_words);
         }
         if (t < inf) {
             const unsigned m0 = __ballot_sync(IVF_FULL, pass[0]), m1 = __ballot_sync(IVF_FULL, pass[1]);
@@ -132,6 +132,10 @@ __device__ __forceinline__ void lm_first_step(const LmCandidates& cand, float* t
         }
     }
 }
+
+// Rounds of the block's threads whose source-id loads the end of a tile puts in flight at
+// once (64 slots × k 10 are 640 entries: three rounds of 256).
+#define LM_OUT_ROUNDS 4
 
 // SORT_FIRST: whether the scan may sort its first step (lm_first_step); the kernels with
 // capped registers do not (their 64 registers would spill).
@@ -195,12 +199,6 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     // Whether some slot starts with no bound: then the first step sorts (lm_first_step).
     const bool some_open = __syncthreads_or(threadIdx.x < count && !(thr[threadIdx.x] < inf));
     const bool sort_first = SORT_FIRST && CAP <= 32 && some_open;
-    ivf_lm_stage_queries(queries, qidx, qt, dim, step_buffers, work);
-    if (ivf_lm_bounded()) {
-        __syncthreads();  // the staged queries' norms (the first step's barrier orders the bounds)
-        for (int i = threadIdx.x; i < qt; i += blockDim.x) keep_bound[i] = ivf_lm_keep_bound(thr[i], work, dim, qt, i);
-    }
-
     const long long off = list_offset[list];
     const int size = list_size[list];
     const long long step_bytes = (long long)LM_STEP_ROWS * dim * elem_bytes;
@@ -210,9 +208,21 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
     LmRegs regs;
     // The next step loads while this one is multiplied — into registers, or into the other
     // step buffer — except with one buffer that cp.async fills: then once the multiply is
-    // done, beside the top-k pass.
+    // done, beside the top-k pass. The first step's loads go out before the queries' so
+    // that both are in flight together. Measured on the H100 with lmtile.cu's four query
+    // slots a warp, the tile end below and ivf_row_counts in the checks (session 51,
+    // docs/gpu-runs/2026-12-07-s51/3-ab-qsfe and 4-ab-qsfe, two calls of three rounds,
+    // device QPS at batch 10,000 against the main before): images +0.6 to +3.4 %, wide-i8
+    // +1.9 to +4.0 %, lowdim-i8 +1.0 to +4.6 %, lowdim-f16 +2.6 to +4.0 %, lowdim f32 −0.4
+    // to +0.1 % (one call); at 1,000 the 8-bit and f16 sets +0.4 to +3.0 %, lowdim f32 −1.2
+    // to −2.6 % (one call, its recall moving between rounds with each build's k-means).
     const bool fetch_early = !ivf_lm_async_rows() || step_buffers == 2;
     ivf_lm_fetch(rows, norms, min(2, (size + 31) / 32), dim, veclen, &regs, work, qt, 0);
+    ivf_lm_stage_queries(queries, qidx, qt, dim, step_buffers, work);
+    if (ivf_lm_bounded()) {
+        __syncthreads();  // the staged queries' norms (the first step's barrier orders the bounds)
+        for (int i = threadIdx.x; i < qt; i += blockDim.x) keep_bound[i] = ivf_lm_keep_bound(thr[i], work, dim, qt, i);
+    }
     // The first step since the last offer, and how many offers so far (their parity picks
     // the busy counters).
     int window = 0, offers = 0;
@@ -317,12 +327,28 @@ __device__ __forceinline__ void ivf_lmscan_body(IVF_LMSCAN_PARAMS)
         }
     }
     __syncthreads();
-    for (int i = warp; i < count; i += LM_WARPS) {
-        const long long out = (long long)pair[i] * k;
-        for (int j = lane; j < k; j += 32) {
-            const int p = top_pos[i * CAP + j];
-            out_d[out + j] = top_d[i * CAP + j];
-            out_id[out + j] = p >= 0 ? ids[off + p] : -1;
+    // The count × k entries of the tile's lists spread over every thread (entry e: slot
+    // e / k, place e % k), so that a thread's source-id loads are in flight together: a
+    // warp a slot waited for one slot's loads before the next (qt / 8 in turn), and the
+    // images' second phase spent 7 % of its samples here (ncu, session 49). Measured with
+    // the first step's early fetch (its comment above, session 51).
+    const int entries = count * k;
+    for (int e0 = threadIdx.x; e0 < entries; e0 += LM_OUT_ROUNDS * LM_THREADS) {
+        long long id[LM_OUT_ROUNDS];
+        #pragma unroll
+        for (int r = 0; r < LM_OUT_ROUNDS; ++r) {
+            const int e = e0 + r * LM_THREADS;
+            const int p = e < entries ? top_pos[(e / k) * CAP + e % k] : -1;
+            id[r] = p >= 0 ? ids[off + p] : -1;
+        }
+        #pragma unroll
+        for (int r = 0; r < LM_OUT_ROUNDS; ++r) {
+            const int e = e0 + r * LM_THREADS;
+            if (e >= entries) break;
+            const int i = e / k, j = e % k;
+            const long long out = (long long)pair[i] * k + j;
+            out_d[out] = top_d[i * CAP + j];
+            out_id[out] = id[r];
         }
     }
 }

@@ -248,30 +248,41 @@ extern "C" __device__ void ivf_lm_stage_queries(const unsigned char* queries, co
     // every set −0.8 to +5.9 % (mean +1.2 %); at 1,000 −1.1 to +1.5 % (mean +0.3 %).
     const int chunks = dim / LM_CHUNK_ELEMS;
     if (dim % LM_CHUNK_ELEMS == 0 && (reinterpret_cast<unsigned long long>(queries) & 15) == 0) {
-        for (int i0 = warp; i0 < qt; i0 += 2 * LM_WARPS) {
-            static_assert(2 * LM_WARPS == 16, "a pair of slots a warp must tile every qt");
-            const int slot[2] = {i0, i0 + LM_WARPS};
-            long long qi[2];
-            const uint4* src[2];
-            Sum part[2] = {0, 0};
+        // Four slots a warp at a time (i0, i0 + LM_WARPS, …): every query's loads of a
+        // 64-query tile in flight in two rounds a warp instead of four. Two in the f32
+        // tiles and the cp.async ones (which the register-capped kernels link): four spill
+        // there. Measured with lmscan.cu's early first-step fetch (its comment, session 51).
+#if defined(LM_ASYNC_ROWS) || defined(IVF_DTYPE_f32)
+        constexpr int SLOTS = 2;
+#else
+        constexpr int SLOTS = 4;
+#endif
+        for (int i0 = warp; i0 < qt; i0 += SLOTS * LM_WARPS) {
+            int slot[SLOTS];
+            long long qi[SLOTS];
+            const uint4* src[SLOTS];
+            Sum part[SLOTS];
             #pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                qi[j] = qidx[slot[j]];
+            for (int j = 0; j < SLOTS; ++j) {
+                slot[j] = i0 + j * LM_WARPS;
+                qi[j] = slot[j] < qt ? qidx[slot[j]] : -1;
                 src[j] = reinterpret_cast<const uint4*>(q + (qi[j] >= 0 ? qi[j] : 0) * dim);
+                part[j] = 0;
             }
             #pragma unroll 2
             for (int c = lane; c < chunks; c += 32) {
-                uint4 x[2];
+                uint4 x[SLOTS];
                 #pragma unroll
-                for (int j = 0; j < 2; ++j) x[j] = qi[j] >= 0 ? src[j][c] : make_uint4(0, 0, 0, 0);
+                for (int j = 0; j < SLOTS; ++j) x[j] = qi[j] >= 0 ? src[j][c] : make_uint4(0, 0, 0, 0);
                 #pragma unroll
-                for (int j = 0; j < 2; ++j) {
-                    *reinterpret_cast<uint4*>(w.qs + slot[j] * w.ld + c * LM_CHUNK_ELEMS) = x[j];
+                for (int j = 0; j < SLOTS; ++j) {
+                    if (slot[j] < qt) *reinterpret_cast<uint4*>(w.qs + slot[j] * w.ld + c * LM_CHUNK_ELEMS) = x[j];
                     part[j] += lm_chunk_norm(x[j]);
                 }
             }
             #pragma unroll
-            for (int j = 0; j < 2; ++j) {
+            for (int j = 0; j < SLOTS; ++j) {
+                if (slot[j] >= qt) continue;
                 for (int d = dim + lane; d < width; d += 32) w.qs[slot[j] * w.ld + d] = zero;
                 for (int off = 16; off > 0; off >>= 1) part[j] += __shfl_xor_sync(0xffffffffu, part[j], off);
                 if (lane == 0) w.qn[slot[j]] = part[j];
