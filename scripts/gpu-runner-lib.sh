@@ -164,7 +164,6 @@ warm_test_cache() {
   local b=gpu-run/bin cache=${TMPDIR:-/tmp}/ltokit-ivf-gpu-test-cache
   "$b/ltokit-$1" bundle inspect "$b/ivf-$1.ltkb" | awk '$1 == "plan" {print $2}' > "$W/all-plans.txt"
   { grep -E '^lmscan_c(1|16|128|1024)_(u8|i8)tcw?_d(512|784)_' "$W/all-plans.txt"
-    grep -E '^lmscan_o3_c(1|16)_(u8|i8)tcks_d(512|784)_' "$W/all-plans.txt"
     grep -E '_c(1|16|128|1024)_' "$W/all-plans.txt" | grep -vE '_d(96|100|200|256|384|512|784)_'
     grep -vE '^(lmscan|lmwarp|scan)_' "$W/all-plans.txt" | grep -vE '_c(1|16|128|1024)_'; } | sort -u > "$W/test-plans.txt"
   timeout "$2" "$b/ltokit-$1" warmup --bundle "$b/ivf-$1.ltkb" --arch native --jobs 16 \
