@@ -12,22 +12,8 @@
 // (kernels/lmseed.cu), where the product form made whole list-major batches of 1M × 128
 // i8 8–10 % slower at 10 probes on three of five H200 machines though the seed's own
 // kernel time fell (docs/gpu-runs/2026-12-02-s23/4-recheck/).
-#include <cuda_fp16.h>
 #include "ivf_abi.cuh"
-
-#if defined(IVF_DTYPE_f32)
-typedef float T;
-#elif defined(IVF_DTYPE_f16)
-typedef __half T;
-#elif defined(IVF_DTYPE_i8)
-typedef signed char T;
-#define IVF_BYTES 1
-#elif defined(IVF_DTYPE_u8)
-typedef unsigned char T;
-#define IVF_BYTES 1
-#else
-#error "define IVF_DTYPE_<f32|f16|i8|u8>"
-#endif
+#include "ivf_dtype.cuh"
 
 #if defined(IVF_VEC_max)
 #define VECLEN (16 / (int)sizeof(T))

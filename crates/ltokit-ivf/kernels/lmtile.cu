@@ -30,22 +30,8 @@
 // formed from the norms (‖q‖² + ‖x‖² − 2 q·x): exact for 8-bit types, clamped at 0 in f32.
 // The rows' norms come with each step from the lists' row_norms (computed once where the
 // lists reach the device: kernels/row_norms.cu), not summed from the rows a step.
-#include <cuda_fp16.h>
 #include "ivf_abi.cuh"
-
-#if defined(IVF_DTYPE_f32)
-typedef float T;
-#elif defined(IVF_DTYPE_f16)
-typedef __half T;
-#elif defined(IVF_DTYPE_i8)
-typedef signed char T;
-#define IVF_BYTES 1
-#elif defined(IVF_DTYPE_u8)
-typedef unsigned char T;
-#define IVF_BYTES 1
-#else
-#error "define IVF_DTYPE_<f32|f16|i8|u8>"
-#endif
+#include "ivf_dtype.cuh"
 
 #if defined(LM_MMA)
 #define LM_ROW_MAJOR 1
