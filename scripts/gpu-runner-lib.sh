@@ -51,9 +51,7 @@
 #   tests_of BUILD WARM UNTIL TEST...
 #                             warm_test_cache BUILD WARM, then BUILD's IVF GPU tests TEST one
 #                             at a time (scripts/gpu-tests.sh) until UNTIL seconds since
-#                             runner_start, none started with under 20 s left; TEST_ENV
-#                             (VAR=VALUE words, from the caller's environment) is set for
-#                             the tests alone
+#                             runner_start, none started with under 20 s left
 #   runner_finish             W's logs into OUT (tests, times, a tarball of the rest), then
 #                             the A/B means, the tests' verdicts and each timeline printed
 runner_start() {
@@ -177,8 +175,7 @@ tests_of() {
   local build=$1 warm=$2 until=$3
   shift 3
   warm_test_cache "$build" "$warm"
-  # shellcheck disable=SC2086 # TEST_ENV is a word list
-  env ${TEST_ENV:-} SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh "gpu-run/bin/test-ivf-$build" "$W" "$until" "$@"
+  SINCE=$SECONDS MIN_LEFT=20 bash scripts/gpu-tests.sh "gpu-run/bin/test-ivf-$build" "$W" "$until" "$@"
 }
 
 runner_finish() {
